@@ -1,0 +1,13 @@
+// The surge subcommands; each takes its arguments after the command name and returns
+// the process exit code (0 ok, 1 runtime failure, 2 bad usage).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace surge {
+
+int RunGenerate(const std::vector<std::string>& args);
+int RunTokenize(const std::vector<std::string>& args);
+
+}  // namespace surge

@@ -1,0 +1,42 @@
+// surge: one binary, one subcommand per job.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"generate", surge::RunGenerate, "generate text from a prompt on one model (offline)"},
+    {"tokenize", surge::RunTokenize, "encode text to token ids, or decode ids to text"},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "usage: surge COMMAND [flags]   (surge COMMAND --help for its flags)\n\n");
+  for (const Command& command : kCommands) {
+    std::fprintf(out, "  %-10s %s\n", command.name, command.summary);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    PrintUsage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Command& command : kCommands) {
+    if (std::strcmp(argv[1], command.name) == 0) return command.run(args);
+  }
+  std::fprintf(stderr, "surge: unknown command '%s' (try `surge --help`)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,56 @@
+// WeightStore: every tensor of a Hugging Face model directory, memory-mapped from
+// model.safetensors or the shards named by model.safetensors.index.json.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "base/status.h"
+
+namespace surge {
+
+enum class TensorDType { kF32, kF16, kBF16 };
+const char* TensorDTypeName(TensorDType dtype);
+size_t TensorDTypeSize(TensorDType dtype);
+
+// A tensor's bytes inside a mapped file; valid while its WeightStore lives.
+struct TensorView {
+  std::string name;
+  std::string file;  // the safetensors file that holds it, for error messages
+  TensorDType dtype;
+  std::vector<int64_t> shape;
+  std::span<const uint8_t> bytes;  // exactly product(shape) * TensorDTypeSize(dtype)
+
+  int64_t num_elements() const;
+};
+
+class WeightStore {
+ public:
+  // Opens DIR/model.safetensors, or DIR/model.safetensors.index.json and its shards.
+  // Validates every header completely (dtype, shape, offsets in range and not overlapping)
+  // so later lookups cannot fail on a malformed file.
+  static StatusOr<std::unique_ptr<WeightStore>> Open(const std::string& model_dir);
+
+  // NotFound naming the tensor and the directory when absent.
+  StatusOr<TensorView> Get(const std::string& name) const;
+  bool Contains(const std::string& name) const { return tensors_.count(name) > 0; }
+  std::vector<std::string> Names() const;
+
+  // Converts a tensor to f32 after checking that its shape equals `expected_shape`.
+  // The error names the tensor, its file, and both shapes.
+  StatusOr<std::vector<float>> LoadF32(const std::string& name,
+                                       const std::vector<int64_t>& expected_shape) const;
+
+ private:
+  WeightStore() = default;
+  std::string dir_;
+  std::vector<std::unique_ptr<MappedFile>> files_;
+  std::map<std::string, TensorView> tensors_;
+};
+
+}  // namespace surge

