@@ -1,0 +1,30 @@
+// ForwardBatch: one forward pass over a flat list of tokens from many sequences, some
+// prefilling a chunk of their prompt and some decoding one token.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kv/kv_layout.h"
+
+namespace surge {
+
+// One sequence's slice of the flat batch.
+struct SequenceChunk {
+  int32_t token_begin = 0;     // its tokens are rows [token_begin, token_begin + num_tokens)
+  int32_t num_tokens = 0;
+  int32_t start_position = 0;  // position of its first token; positions before it are in the KV
+  // Blocks holding positions [0, start_position + num_tokens); block i holds positions
+  // [i * block_size, (i + 1) * block_size). The forward writes this chunk's K/V into them.
+  std::span<const BlockId> block_table;
+};
+
+struct ForwardBatch {
+  std::span<const int32_t> token_ids;      // [num_tokens]
+  std::span<const SequenceChunk> sequences;
+  // Rows of the flat batch whose logits the caller wants, in the order they are written
+  // to the logits output ([logits_rows.size(), vocab_size]). Usually each sequence's last row.
+  std::span<const int32_t> logits_rows;
+};
+
+}  // namespace surge
