@@ -10,11 +10,14 @@ endfunction()
 
 # surge_test(NAME SOURCES x_test.cc DEPS surge_x): a GoogleTest binary registered with ctest.
 # Tests run with the repository root as working directory so they find models/ and tests/data.
+# Test names get the binary's name as prefix ("kernels_test.MatMulTest.Small"), so that
+# `ctest -R kernels` selects a module's tests.
 function(surge_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   gtest_discover_tests(${name}
+    TEST_PREFIX "${name}."
     WORKING_DIRECTORY ${SURGE_SOURCE_ROOT}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${ARG_LABELS}"

@@ -43,8 +43,12 @@ struct ModelConfig {
   std::vector<int32_t> eos_token_ids;      // config.json's eos_token_id (int or list)
 };
 
-// Parses config.json text. `path` only names the file in error messages. Errors name the
-// missing or malformed key, or the unsupported model_type / hidden_act / rope_scaling type.
+// Parses config.json text. `path` only names the file in error messages. Keys config.json
+// omits (or sets to null) take transformers' defaults for that model_type (e.g. Llama:
+// bos 1, eos 2, 2048 positions; Qwen2: no bos/eos, 32768 positions). Errors start with
+// `path` and name the key: INVALID_ARGUMENT for missing, ill-typed or out-of-range values
+// and malformed JSON; UNIMPLEMENTED for an unsupported model_type, architectures class,
+// hidden_act, rope_scaling type or Qwen2 sliding window.
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& path);
 
 // Reads and parses DIR/config.json.

@@ -11,12 +11,9 @@
 
 #include "base/mapped_file.h"
 #include "base/status.h"
+#include "model/tensor_dtype.h"
 
 namespace surge {
-
-enum class TensorDType { kF32, kF16, kBF16 };
-const char* TensorDTypeName(TensorDType dtype);
-size_t TensorDTypeSize(TensorDType dtype);
 
 // A tensor's bytes inside a mapped file; valid while its WeightStore lives.
 struct TensorView {
@@ -24,7 +21,10 @@ struct TensorView {
   std::string file;  // the safetensors file that holds it, for error messages
   TensorDType dtype;
   std::vector<int64_t> shape;
-  std::span<const uint8_t> bytes;  // exactly product(shape) * TensorDTypeSize(dtype)
+  // Exactly product(shape) * TensorDTypeSize(dtype) bytes. Alignment is whatever the
+  // file gives (writers usually pad the header to 8 bytes, but the format does not
+  // promise it): read elements with memcpy, or use LoadF32.
+  std::span<const uint8_t> bytes;
 
   int64_t num_elements() const;
 };
@@ -39,7 +39,9 @@ class WeightStore {
   // NotFound naming the tensor and the directory when absent.
   StatusOr<TensorView> Get(const std::string& name) const;
   bool Contains(const std::string& name) const { return tensors_.count(name) > 0; }
-  std::vector<std::string> Names() const;
+  std::vector<std::string> Names() const;  // sorted
+  size_t num_tensors() const { return tensors_.size(); }
+  const std::string& dir() const { return dir_; }
 
   // Converts a tensor to f32 after checking that its shape equals `expected_shape`.
   // The error names the tensor, its file, and both shapes.
@@ -48,6 +50,9 @@ class WeightStore {
 
  private:
   WeightStore() = default;
+  Status AddFile(const std::string& file_name);
+  Status OpenSharded(const std::string& index_path);
+
   std::string dir_;
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::map<std::string, TensorView> tensors_;

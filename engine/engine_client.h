@@ -1,0 +1,100 @@
+// EngineClient: the one header through which the server talks to the engine loop —
+// submit a request, cancel it, and drain its output stream. Nothing here knows HTTP.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/sampler.h"
+
+namespace surge {
+
+using RequestId = uint64_t;
+
+enum class FinishReason { kStop, kLength, kAbort };
+const char* FinishReasonName(FinishReason reason);  // "stop", "length", "abort"
+
+struct StopConditions {
+  int32_t max_tokens = 16;                 // tokens per choice
+  std::vector<std::string> stop;           // stop strings; never emitted, not even in part
+  std::vector<int32_t> stop_token_ids;     // besides EOS; the token itself is not in the text
+  bool ignore_eos = false;
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt_ids;
+  SamplingParams sampling;
+  StopConditions stop;
+  int32_t n = 1;              // independent choices; they share the prompt's KV blocks
+  int32_t top_logprobs = -1;  // -1: no logprobs; k >= 0: the chosen token's and k alternatives
+  bool skip_special_tokens = true;
+  int32_t priority = 0;       // lower is more urgent (used by the priority policy)
+};
+
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;  // [top_logprobs] (token, logprob), best first
+};
+
+// What one choice produced since the previous RequestOutput.
+struct ChoiceDelta {
+  int32_t index = 0;
+  std::vector<int32_t> token_ids;
+  std::string text;  // complete UTF-8 only; text that may begin a stop string is held back
+  std::vector<TokenLogprob> logprobs;           // one per token in token_ids
+  std::optional<FinishReason> finish_reason;    // set once, on the choice's last delta
+};
+
+struct RequestOutput {
+  std::vector<ChoiceDelta> choices;  // only the choices with news
+  bool finished = false;             // every choice has finished (or the request failed)
+  Status error;                      // non-OK: the request failed and will produce nothing more
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_prompt_tokens = 0;  // served from the prefix cache
+  int32_t num_completion_tokens = 0;     // all choices, so far
+};
+
+// The per-request channel: the engine thread appends, the consumer drains. Thread-safe.
+class RequestStream {
+ public:
+  virtual ~RequestStream() = default;
+  virtual RequestId id() const = 0;
+  // Everything produced since the last call merged into one output; nullopt when nothing
+  // is new. After an output with finished == true, always nullopt.
+  virtual std::optional<RequestOutput> Poll() = 0;
+  // Blocks until Poll would return something (for offline callers and tests).
+  virtual RequestOutput Wait() = 0;
+};
+
+struct EngineStats {
+  int32_t num_running = 0;
+  int32_t num_waiting = 0;
+  int64_t num_free_blocks = 0;
+  int64_t num_total_blocks = 0;
+  int64_t num_preemptions = 0;
+  bool ready = false;
+};
+
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+  // Queues a request. `notify` is called from the engine thread whenever the stream has
+  // new output; it must not block (the server posts a task to its event loop).
+  // Errors: ResourceExhausted when the waiting queue is full (HTTP 429 + Retry-After);
+  // InvalidArgument when the request can never run (beyond the context or the KV pool).
+  virtual StatusOr<std::shared_ptr<RequestStream>> Submit(EngineRequest request,
+                                                          std::function<void()> notify) = 0;
+  // Stops the request and frees its KV blocks at the next step; its stream then ends
+  // with finish reason kAbort. Unknown or finished ids are ignored.
+  virtual void Cancel(RequestId id) = 0;
+  virtual EngineStats Stats() const = 0;
+};
+
+}  // namespace surge

@@ -1,0 +1,48 @@
+// Paged attention: causal attention of one sequence's queries against K/V that live in
+// fixed-size blocks of a shared pool, found through the sequence's block table.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/simd.h"
+
+namespace surge {
+
+// One layer's K and V in the pool, each [num_blocks, block_size, num_kv_heads, head_dim].
+struct PagedKvView {
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int32_t block_size = 0;  // tokens per block
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+};
+
+// The queries of one sequence chunk. Query j sits at position start_position + j and
+// attends to keys [0, start_position + j] (causal); position p lives in block
+// block_table[p / block_size] at row p % block_size.
+struct AttentionQueries {
+  const float* q = nullptr;  // [num_queries, q_stride]: head h at h * head_dim
+  int64_t q_stride = 0;
+  float* out = nullptr;  // [num_queries, out_stride]: head h at h * head_dim
+  int64_t out_stride = 0;
+  int32_t num_queries = 0;
+  int32_t num_heads = 0;  // query heads; a multiple of num_kv_heads (GQA)
+  int32_t start_position = 0;
+  std::span<const int32_t> block_table;
+  float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+};
+
+// Computes out for query `query` and the query heads that share kv head `kv_head`
+// (heads [kv_head * G, (kv_head + 1) * G), G = num_heads / num_kv_heads), so that each
+// K/V row is read once per group. One online-softmax pass over the keys in tiles that
+// end at block boundaries; no allocation. The result depends on the keys, the query and
+// block_size only -- not on which blocks hold the keys or on the other queries -- so it
+// is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may run
+// on different threads.
+void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
+                    int32_t kv_head);
+void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
+                             const AttentionQueries& queries, int32_t query, int32_t kv_head);
+
+}  // namespace surge

@@ -1,0 +1,52 @@
+// MatMul: y = x · W^T (+ bias), the linear layer, threaded and dispatched to the best
+// SIMD path of this CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/simd.h"
+#include "kernels/thread_pool.h"
+#include "kernels/weight_matrix.h"
+
+namespace surge {
+
+// y[m, w.rows] = x[m, w.cols] · W^T + bias[w.rows] (bias may be null). Rows are dense
+// (row strides w.cols and w.rows). x and y must not overlap.
+//
+// Batch invariance: every y[i, n] is one dot product of x row i with W row n whose
+// summation order depends only on K (one vector accumulator per (i, n), K walked
+// front to back, one masked tail, a fixed horizontal reduction) -- never on m, on the
+// tiling, or on the thread that computes it. So a row's output is bit-identical whatever
+// else is in the batch, for a given SimdLevel.
+void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y,
+            ThreadPool* pool);
+
+// The same, on one explicit path and single-threaded unless `pool` is given (tests and
+// benchmarks compare the paths with this).
+void MatMulWithLevel(SimdLevel level, const float* x, int64_t m, const WeightMatrix& w,
+                     const float* bias, float* y, ThreadPool* pool);
+
+namespace internal {
+
+// Computes the block y[rows [m_begin, m_end), cols [n_begin, n_end)] of an f32 MatMul;
+// one function per SimdLevel (matmul_{scalar,avx2,avx512}.cc). x, y: dense rows of
+// k and ldy floats; w: [*, k] f32.
+struct MatMulTile {
+  const float* x;
+  const float* w;
+  const float* bias;
+  float* y;
+  int64_t k;
+  int64_t ldy;
+};
+using MatMulTileFn = void (*)(const MatMulTile& t, int64_t m_begin, int64_t m_end, int64_t n_begin,
+                              int64_t n_end);
+void MatMulTileScalar(const MatMulTile& t, int64_t m_begin, int64_t m_end, int64_t n_begin,
+                      int64_t n_end);
+void MatMulTileAvx2(const MatMulTile& t, int64_t m_begin, int64_t m_end, int64_t n_begin,
+                    int64_t n_end);
+void MatMulTileAvx512(const MatMulTile& t, int64_t m_begin, int64_t m_end, int64_t n_begin,
+                      int64_t n_end);
+
+}  // namespace internal
+}  // namespace surge

@@ -1,0 +1,62 @@
+// AVX-512 helpers shared by the *_avx512.cc kernels. Include only after <immintrin.h>
+// and inside `#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma")`, so every
+// helper is compiled for AVX-512 and never leaks into baseline code (hence no include
+// guard and an anonymous namespace).
+
+namespace surge {
+namespace {
+
+constexpr int64_t kAvx512Lanes = 16;
+
+// Lanes [0, n) set, for 0 <= n <= 16.
+inline __mmask16 Avx512TailMask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+
+inline __m512 Avx512LoadTail(const float* p, int64_t n) {
+  return _mm512_maskz_loadu_ps(Avx512TailMask(n), p);
+}
+
+inline void Avx512StoreTail(float* p, int64_t n, __m512 v) {
+  _mm512_mask_storeu_ps(p, Avx512TailMask(n), v);
+}
+
+// A fixed reduction tree, so the same inputs always give the same bits. (Written out
+// because GCC 12's _mm512_reduce_add_ps trips -Wuninitialized.)
+inline float Avx512ReduceAdd(__m512 v) {
+  __m512 t = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  t = _mm512_add_ps(t, _mm512_shuffle_f32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m128 sum = _mm512_castps512_ps128(t);
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+  return _mm_cvtss_f32(sum);
+}
+
+inline float Avx512ReduceMax(__m512 v) {
+  __m512 t = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  t = _mm512_max_ps(t, _mm512_shuffle_f32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m128 m = _mm512_castps512_ps128(t);
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// exp(x) within ~2 ulp: Cody-Waite reduction x = n ln2 + r, a degree-6 polynomial for
+// exp(r) (the Cephes expf coefficients), and scalef for 2^n. x is clamped to [-87, 88]
+// like the AVX2 version, so both paths agree on the range.
+inline __m512 Avx512Exp(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+}  // namespace
+}  // namespace surge

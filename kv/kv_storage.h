@@ -1,0 +1,49 @@
+// KvStorage: the memory of a paged KV cache -- per layer, K and V arrays of
+// [num_blocks, block_size, num_kv_heads, head_dim] -- allocated once at start-up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kv/kv_layout.h"
+
+namespace surge {
+
+class KvStorage {
+ public:
+  // Allocates num_blocks blocks for every layer (layout.bytes_per_block() each, in all),
+  // 64-byte aligned per layer and K/V array. Contents start undefined: attention only
+  // reads positions a forward pass wrote. CHECKs a positive layout and num_blocks.
+  KvStorage(const KvLayout& layout, int32_t num_blocks);
+  ~KvStorage();
+  KvStorage(const KvStorage&) = delete;
+  KvStorage& operator=(const KvStorage&) = delete;
+
+  const KvLayout& layout() const { return layout_; }
+  int32_t num_blocks() const { return num_blocks_; }
+  size_t size_bytes() const { return size_bytes_; }
+
+  // A layer's whole K (or V) array: [num_blocks, block_size, num_kv_heads, head_dim].
+  float* k_layer(int32_t layer) { return LayerArray(layer, 0); }
+  float* v_layer(int32_t layer) { return LayerArray(layer, 1); }
+  const float* k_layer(int32_t layer) const { return const_cast<KvStorage*>(this)->k_layer(layer); }
+  const float* v_layer(int32_t layer) const { return const_cast<KvStorage*>(this)->v_layer(layer); }
+
+  // One block of one layer: [block_size, num_kv_heads, head_dim].
+  float* k_block(int32_t layer, BlockId block) { return k_layer(layer) + BlockOffset(block); }
+  float* v_block(int32_t layer, BlockId block) { return v_layer(layer) + BlockOffset(block); }
+
+ private:
+  float* LayerArray(int32_t layer, int32_t k_or_v);
+  size_t BlockOffset(BlockId block) const;
+
+  KvLayout layout_;
+  int32_t num_blocks_;
+  size_t array_stride_floats_;  // distance between consecutive K/V arrays, 64-byte multiple
+  size_t size_bytes_;
+  // [num_layers][K, V][num_blocks, block_size, num_kv_heads, head_dim] (+ alignment pad)
+  float* data_;
+};
+
+}  // namespace surge

@@ -1,0 +1,174 @@
+// dump_logits_tool: runs a model directory on given token ids three ways and prints every
+// logit as JSON, for tests/reference/test_forward_vs_reference.py:
+//   "prefill":   all ids in one forward pass;
+//   "decode":    a prefix in one pass, then one token per pass through the paged KV;
+//   "batched_a": the same schedule as "decode", but every pass shares the batch with a
+//                second sequence (--other-ids) that prefills in chunks ("batched_b");
+//                batch invariance means "batched_a" must equal "decode" bit for bit.
+// Block tables are shuffled so that neighbouring positions never sit in neighbouring blocks.
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/flags.h"
+#include "kv/kv_storage.h"
+#include "model/model.h"
+
+namespace surge {
+namespace {
+
+struct Flags {
+  std::string model;
+  std::string ids;
+  std::string other_ids;       // default: ids reversed
+  int64_t prefix_tokens = -1;  // default: half of ids
+  int64_t block_size = 4;
+  int64_t chunk_tokens = 3;  // the other sequence's prefill chunk
+  int64_t seed = 0;
+  int64_t threads = 2;
+};
+
+// One forward pass: (sequence index, number of new tokens) in batch order.
+using Step = std::vector<std::pair<int32_t, int32_t>>;
+
+struct Sequence {
+  std::vector<int32_t> ids = {};
+  std::vector<BlockId> block_table = {};
+  int32_t num_done = 0;
+  std::vector<float> logits = {};  // [num_done, vocab_size]
+};
+
+std::vector<int32_t> ParseIds(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) ids.push_back(std::stoi(item));
+  return ids;
+}
+
+// Gives each sequence ceil(len / block_size) blocks from one shuffled permutation.
+int32_t AssignBlocks(std::vector<Sequence>& seqs, int32_t block_size, std::mt19937& rng) {
+  int32_t num_needed = 0;
+  for (const Sequence& s : seqs) num_needed += (s.ids.size() + block_size - 1) / block_size;
+  std::vector<BlockId> ids(num_needed + 5);  // a few spare blocks that nobody uses
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  auto next = ids.begin();
+  for (Sequence& s : seqs) {
+    const int32_t n = (s.ids.size() + block_size - 1) / block_size;
+    s.block_table.assign(next, next + n);
+    next += n;
+  }
+  return static_cast<int32_t>(ids.size());
+}
+
+// Runs the steps, collecting every row's logits per sequence.
+void RunSchedule(Model& model, std::vector<Sequence>& seqs, const std::vector<Step>& steps,
+                 int32_t block_size, std::mt19937& rng) {
+  const int64_t vocab = model.config().vocab_size;
+  KvStorage kv(model.kv_layout(block_size), AssignBlocks(seqs, block_size, rng));
+  for (const Step& step : steps) {
+    std::vector<int32_t> tokens, rows;
+    std::vector<SequenceChunk> chunks;
+    for (auto [s, n] : step) {
+      Sequence& seq = seqs[s];
+      chunks.push_back({static_cast<int32_t>(tokens.size()), n, seq.num_done, seq.block_table});
+      for (int32_t i = 0; i < n; ++i) {
+        rows.push_back(static_cast<int32_t>(tokens.size()));
+        tokens.push_back(seq.ids[seq.num_done + i]);
+      }
+    }
+    std::vector<float> logits(rows.size() * vocab);
+    model.Forward({tokens, chunks, rows}, kv, logits);
+    auto row = logits.begin();
+    for (auto [s, n] : step) {
+      seqs[s].logits.insert(seqs[s].logits.end(), row, row + n * vocab);
+      seqs[s].num_done += n;
+      row += n * vocab;
+    }
+  }
+}
+
+void PrintMatrix(const char* name, const std::vector<float>& values, int64_t vocab, bool last) {
+  std::printf("\"%s\": [", name);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i % vocab == 0) std::printf("%s[", i ? "],\n" : "\n");
+    std::printf("%s%.9g", i % vocab ? "," : "", values[i]);
+  }
+  std::printf("%s]%s\n", values.empty() ? "" : "]", last ? "" : ",");
+}
+
+// The decode schedule of sequence 0, with sequence 1 (if any) prefilling alongside in
+// chunks; the order inside each pass alternates so rows move around in the batch.
+std::vector<Step> DecodeSchedule(int32_t num_ids, int32_t prefix, int32_t num_other,
+                                 int32_t chunk) {
+  std::vector<Step> steps;
+  int32_t done = 0, other_done = 0;
+  while (done < num_ids || other_done < num_other) {
+    Step step;
+    if (done < num_ids) step.push_back({0, done == 0 ? prefix : 1});
+    if (other_done < num_other) step.push_back({1, std::min(chunk, num_other - other_done)});
+    if (steps.size() % 2 == 1) std::reverse(step.begin(), step.end());
+    for (auto [s, n] : step) (s == 0 ? done : other_done) += n;
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+int Run(const Flags& f) {
+  std::vector<int32_t> ids = ParseIds(f.ids), other = ParseIds(f.other_ids);
+  if (f.other_ids.empty()) other.assign(ids.rbegin(), ids.rend());
+  const int32_t num_ids = static_cast<int32_t>(ids.size());
+  const int32_t prefix =
+      f.prefix_tokens >= 0 ? static_cast<int32_t>(f.prefix_tokens) : std::max(1, num_ids / 2);
+  ThreadPool pool(static_cast<int>(f.threads));
+  auto model = Model::Load(f.model, &pool);
+  if (!model.ok()) {
+    std::fprintf(stderr, "dump_logits_tool: %s\n", model.status().ToString().c_str());
+    return 1;
+  }
+  std::mt19937 rng(static_cast<uint32_t>(f.seed));
+  const int32_t bs = static_cast<int32_t>(f.block_size);
+  std::vector<Sequence> full{{ids}}, decode{{ids}}, batched{{ids}, {other}};
+  RunSchedule(**model, full, {{{0, num_ids}}}, bs, rng);
+  RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, rng);
+  RunSchedule(**model, batched,
+              DecodeSchedule(num_ids, prefix, static_cast<int32_t>(other.size()),
+                             static_cast<int32_t>(f.chunk_tokens)),
+              bs, rng);
+  const int64_t vocab = (*model)->config().vocab_size;
+  std::printf("{\"vocab_size\": %lld,\n", static_cast<long long>(vocab));
+  PrintMatrix("prefill", full[0].logits, vocab, false);
+  PrintMatrix("decode", decode[0].logits, vocab, false);
+  PrintMatrix("batched_a", batched[0].logits, vocab, false);
+  PrintMatrix("batched_b", batched[1].logits, vocab, true);
+  std::printf("}\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace surge
+
+int main(int argc, char** argv) {
+  surge::Flags f;
+  surge::FlagParser parser("dump_logits_tool");
+  parser.AddString("model", &f.model, "model directory (config.json + safetensors)");
+  parser.AddString("ids", &f.ids, "comma-separated token ids");
+  parser.AddString("other-ids", &f.other_ids,
+                   "the batched second sequence (default: ids reversed)");
+  parser.AddInt("prefix", &f.prefix_tokens, "tokens prefilled before decoding (default: half)");
+  parser.AddInt("block-size", &f.block_size, "KV block size in tokens");
+  parser.AddInt("chunk", &f.chunk_tokens, "prefill chunk of the second sequence");
+  parser.AddInt("seed", &f.seed, "block-table shuffle seed");
+  parser.AddInt("threads", &f.threads, "thread pool size");
+  surge::Status status = parser.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (!status.ok() || f.model.empty() || f.ids.empty()) {
+    std::fprintf(stderr, "%s\n%s", status.ToString().c_str(), parser.Usage().c_str());
+    return 2;
+  }
+  return surge::Run(f);
+}

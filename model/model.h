@@ -1,0 +1,122 @@
+// Model: a dense Llama / Qwen2 decoder in f32 -- its weights, and one forward pass over a
+// flat batch of tokens from many sequences, with K/V kept in a paged KvStorage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kernels/attention.h"
+#include "kernels/thread_pool.h"
+#include "kernels/weight_matrix.h"
+#include "kv/kv_layout.h"
+#include "kv/kv_storage.h"
+#include "model/config.h"
+#include "model/forward_batch.h"
+
+namespace surge {
+
+class WeightStore;
+
+// Batch invariance: a sequence's logits are bit-identical whatever else is in the batch
+// and however its tokens are split into passes (for a fixed KV block size and SimdLevel;
+// model_test and the reference test check it). Every step is computed per token row with an order that depends only on that row:
+// MatMul gives each (row, output) one dot product whose summation order depends only on K
+// (see kernels/matmul.h), RMSNorm / RoPE / SiLU / residual adds are per row, and
+// attention of a (token, kv head) reads only its own sequence's K/V through its block
+// table. Threads split rows and tiles, never a single dot product.
+class Model {
+ public:
+  // Reads DIR/config.json and the safetensors weights (F32/F16/BF16, sharded or not),
+  // checking every tensor's shape. Errors name the missing or mis-shaped tensor. `pool`
+  // (borrowed, must outlive the model) runs the matmuls and attention; null means
+  // single-threaded.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool);
+
+  const ModelConfig& config() const { return config_; }
+  KvLayout kv_layout(int32_t block_size) const;
+
+  // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and stores the
+  // K/V of every batch token into `kv` through its sequence's block table. CHECKs that
+  // the batch is well formed (ids in the vocabulary, every token in exactly one
+  // sequence, block tables cover the positions, logits sized right). Not thread-safe:
+  // the activations are reused (grown to the largest batch seen, never shrunk).
+  void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits);
+
+ private:
+  // A linear layer's weight and optional bias.
+  struct Linear {
+    std::vector<float> weight;  // [out_features, in_features]
+    std::vector<float> bias;    // [out_features]; empty when the layer has none
+    int64_t out_features = 0;
+    int64_t in_features = 0;
+    WeightMatrix matrix() const { return F32Weight(weight.data(), out_features, in_features); }
+    const float* bias_or_null() const { return bias.empty() ? nullptr : bias.data(); }
+  };
+  struct Layer {
+    std::vector<float> input_norm;  // [hidden_size]
+    Linear qkv;                     // q, k, v rows stacked: [q_size + 2 * kv_size, hidden_size]
+    Linear o_proj;                  // [hidden_size, q_size]
+    std::vector<float> post_attention_norm;  // [hidden_size]
+    Linear gate_up;  // gate rows, then up rows: [2 * intermediate_size, hidden_size]
+    Linear down;     // [hidden_size, intermediate_size]
+  };
+  // Activations of one forward pass, sized for the largest batch seen so far.
+  struct Activations {
+    int64_t capacity_tokens = 0;
+    std::vector<float> hidden;  // [num_tokens, hidden_size]: the residual stream
+    std::vector<float> normed;  // [num_tokens, hidden_size]: norm output, then o_proj/down output
+    std::vector<float> qkv;     // [num_tokens, q_size + 2 * kv_size]
+    std::vector<float> attention;            // [num_tokens, q_size]
+    std::vector<float> gate_up;              // [num_tokens, 2 * intermediate_size]
+    std::vector<float> mlp;                  // [num_tokens, intermediate_size]: silu(gate) * up
+    std::vector<float> rope_cos;             // [num_tokens, head_dim / 2]
+    std::vector<float> rope_sin;             // [num_tokens, head_dim / 2]
+    std::vector<int32_t> sequence_of_token;  // [num_tokens]: index into batch.sequences
+    std::vector<float> logits_input;         // [num_logits_rows, hidden_size]: final-normed rows
+    std::vector<AttentionQueries> chunks;    // [num_sequences]; q/out point into qkv/attention
+  };
+
+  Model(ModelConfig config, ThreadPool* pool);
+  Status LoadWeights(const WeightStore& store);
+  Status LoadLayer(const WeightStore& store, int64_t index, Layer& layer);
+  struct Projection {
+    std::string name;  // e.g. "model.layers.0.self_attn.q_proj"
+    int64_t out_features;
+  };
+  Status LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
+                    int64_t in_features, bool has_bias, Linear& linear);
+
+  int64_t q_size() const { return config_.num_heads * config_.head_dim; }
+  int64_t kv_size() const { return config_.num_kv_heads * config_.head_dim; }
+  int64_t qkv_size() const { return q_size() + 2 * kv_size(); }
+
+  // CHECKs the batch (see Forward), grows the activations and fills sequence_of_token.
+  void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits);
+  void Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows);
+  void Embed(std::span<const int32_t> token_ids);
+  void PrepareRope(const ForwardBatch& batch);
+  void ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv);
+  void RmsNormRows(const std::vector<float>& weight, int64_t num_tokens);
+  void RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
+  void Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
+  void AddToResidual(int64_t num_tokens);
+  void SiluMulRows(int64_t num_tokens);
+  void ComputeLogits(const ForwardBatch& batch, std::span<float> logits);
+
+  ModelConfig config_;
+  std::unique_ptr<ThreadPool> owned_pool_;  // only when Load got no pool
+  ThreadPool* pool_;
+  std::vector<float> inv_freq_;         // [head_dim / 2]: RoPE inverse frequencies
+  std::vector<float> embed_tokens_;     // [vocab_size, hidden_size]
+  std::vector<Layer> layers_;           // [num_layers]
+  std::vector<float> final_norm_;       // [hidden_size]
+  std::vector<float> lm_head_storage_;  // [vocab_size, hidden_size]; empty when tied
+  WeightMatrix lm_head_;                // lm_head_storage_, or embed_tokens_ when tied
+  Activations act_;
+};
+
+}  // namespace surge

@@ -1,0 +1,218 @@
+// Model::Forward: embedding -> decoder layers -> final norm -> lm_head, over a flat batch.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "base/check.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "kernels/rope.h"
+#include "model/model.h"
+
+namespace surge {
+namespace {
+
+template <typename T>
+void GrowTo(std::vector<T>& buffer, int64_t size) {
+  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+}
+
+}  // namespace
+
+void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits) {
+  IndexBatch(batch, kv, logits);
+  const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
+  if (num_tokens == 0) return;
+  Embed(batch.token_ids);
+  PrepareRope(batch);
+  for (int32_t layer = 0; layer < config_.num_layers; ++layer) ForwardLayer(layer, batch, kv);
+  ComputeLogits(batch, logits);
+}
+
+void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits) {
+  const KvLayout& layout = kv.layout();
+  CHECK(layout.num_layers == config_.num_layers && layout.num_kv_heads == config_.num_kv_heads &&
+        layout.head_dim == config_.head_dim)
+      << "KvStorage layout does not match the model";
+  const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
+  CHECK_EQ(logits.size(), batch.logits_rows.size() * config_.vocab_size);
+  Reserve(num_tokens, static_cast<int64_t>(batch.sequences.size()),
+          static_cast<int64_t>(batch.logits_rows.size()));
+  for (int32_t id : batch.token_ids) CHECK(id >= 0 && id < config_.vocab_size) << "token id " << id;
+  for (int32_t row : batch.logits_rows) CHECK(row >= 0 && row < num_tokens) << "logits row " << row;
+  std::fill_n(act_.sequence_of_token.begin(), num_tokens, -1);
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceChunk& seq = batch.sequences[s];
+    CHECK(seq.token_begin >= 0 && seq.num_tokens >= 0 && seq.start_position >= 0 &&
+          seq.token_begin + seq.num_tokens <= num_tokens)
+        << "sequence " << s << " lies outside the batch";
+    const int64_t num_positions = int64_t{seq.start_position} + seq.num_tokens;
+    CHECK_GE(static_cast<int64_t>(seq.block_table.size()) * layout.block_size, num_positions)
+        << "sequence " << s << ": block table too short";
+    for (BlockId block : seq.block_table)
+      CHECK(block >= 0 && block < kv.num_blocks()) << "block " << block;
+    for (int32_t t = seq.token_begin; t < seq.token_begin + seq.num_tokens; ++t) {
+      CHECK_EQ(act_.sequence_of_token[t], -1) << "token " << t << " in two sequences";
+      act_.sequence_of_token[t] = static_cast<int32_t>(s);
+    }
+  }
+  for (int64_t t = 0; t < num_tokens; ++t)
+    CHECK_GE(act_.sequence_of_token[t], 0) << "token " << t << " in no sequence";
+}
+
+void Model::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows) {
+  const int64_t hidden = config_.hidden_size, inter = config_.intermediate_size;
+  if (num_tokens > act_.capacity_tokens) {
+    act_.capacity_tokens = num_tokens;
+    GrowTo(act_.hidden, num_tokens * hidden);
+    GrowTo(act_.normed, num_tokens * hidden);
+    GrowTo(act_.qkv, num_tokens * qkv_size());
+    GrowTo(act_.attention, num_tokens * q_size());
+    GrowTo(act_.gate_up, num_tokens * 2 * inter);
+    GrowTo(act_.mlp, num_tokens * inter);
+    GrowTo(act_.rope_cos, num_tokens * config_.head_dim / 2);
+    GrowTo(act_.rope_sin, num_tokens * config_.head_dim / 2);
+    GrowTo(act_.sequence_of_token, num_tokens);
+  }
+  GrowTo(act_.logits_input, num_logits_rows * hidden);
+  GrowTo(act_.chunks, num_sequences);
+}
+
+void Model::Embed(std::span<const int32_t> token_ids) {
+  const int64_t hidden = config_.hidden_size;
+  for (size_t t = 0; t < token_ids.size(); ++t) {
+    std::memcpy(&act_.hidden[t * hidden], &embed_tokens_[token_ids[t] * hidden],
+                hidden * sizeof(float));
+  }
+}
+
+// cos/sin of every token's position (shared by q and k of all layers).
+void Model::PrepareRope(const ForwardBatch& batch) {
+  const int64_t half = config_.head_dim / 2;
+  pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const SequenceChunk& seq = batch.sequences[act_.sequence_of_token[t]];
+      const int64_t position = seq.start_position + (t - seq.token_begin);
+      RopeCosSin(position, inv_freq_.data(), half, &act_.rope_cos[t * half],
+                 &act_.rope_sin[t * half]);
+    }
+  });
+}
+
+void Model::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv) {
+  const Layer& layer = layers_[index];
+  const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
+  // Attention block: normed = norm(hidden); hidden += o_proj(attention(qkv(normed))).
+  RmsNormRows(layer.input_norm, num_tokens);
+  MatMul(act_.normed.data(), num_tokens, layer.qkv.matrix(), layer.qkv.bias_or_null(),
+         act_.qkv.data(), pool_);
+  RopeAndStoreKv(index, batch, kv);
+  Attend(index, batch, kv);
+  MatMul(act_.attention.data(), num_tokens, layer.o_proj.matrix(), layer.o_proj.bias_or_null(),
+         act_.normed.data(), pool_);
+  AddToResidual(num_tokens);
+  // MLP block: hidden += down(silu(gate(normed)) * up(normed)), normed = norm(hidden).
+  RmsNormRows(layer.post_attention_norm, num_tokens);
+  MatMul(act_.normed.data(), num_tokens, layer.gate_up.matrix(), layer.gate_up.bias_or_null(),
+         act_.gate_up.data(), pool_);
+  SiluMulRows(num_tokens);
+  MatMul(act_.mlp.data(), num_tokens, layer.down.matrix(), layer.down.bias_or_null(),
+         act_.normed.data(), pool_);
+  AddToResidual(num_tokens);
+}
+
+void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
+  const int64_t hidden = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+    RmsNorm(&act_.hidden[begin * hidden], weight.data(), end - begin, hidden, eps,
+            &act_.normed[begin * hidden]);
+  });
+}
+
+// Rotates each token's q and k heads, then copies its k and v rows into the block that
+// holds its position.
+void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
+  const int64_t half = config_.head_dim / 2, block_size = kv.layout().block_size;
+  const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
+  float* k_cache = kv.k_layer(layer);
+  float* v_cache = kv.v_layer(layer);
+  pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* q = &act_.qkv[t * qkv_size()];
+      float* k = q + q_size();
+      const float* v = k + kv_size();
+      ApplyRope(q, num_heads, config_.head_dim, &act_.rope_cos[t * half], &act_.rope_sin[t * half]);
+      ApplyRope(k, num_kv_heads, config_.head_dim, &act_.rope_cos[t * half],
+                &act_.rope_sin[t * half]);
+      const SequenceChunk& seq = batch.sequences[act_.sequence_of_token[t]];
+      const int64_t position = seq.start_position + (t - seq.token_begin);
+      const int64_t row =
+          int64_t{seq.block_table[position / block_size]} * block_size + position % block_size;
+      std::memcpy(k_cache + row * kv_size(), k, kv_size() * sizeof(float));
+      std::memcpy(v_cache + row * kv_size(), v, kv_size() * sizeof(float));
+    }
+  });
+}
+
+// One work item per (token, kv head): the query heads of that kv head, against its
+// sequence's keys up to the token's position.
+void Model::Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
+  const PagedKvView view{kv.k_layer(layer), kv.v_layer(layer), kv.layout().block_size,
+                         static_cast<int32_t>(config_.num_kv_heads),
+                         static_cast<int32_t>(config_.head_dim)};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceChunk& seq = batch.sequences[s];
+    act_.chunks[s] = AttentionQueries{&act_.qkv[seq.token_begin * qkv_size()],
+                                      qkv_size(),
+                                      &act_.attention[seq.token_begin * q_size()],
+                                      q_size(),
+                                      seq.num_tokens,
+                                      static_cast<int32_t>(config_.num_heads),
+                                      seq.start_position,
+                                      seq.block_table,
+                                      scale};
+  }
+  const int64_t num_kv_heads = config_.num_kv_heads;
+  pool_->ParallelFor(
+      static_cast<int64_t>(batch.token_ids.size()) * num_kv_heads, [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t t = item / num_kv_heads;
+          const int32_t s = act_.sequence_of_token[t];
+          const int32_t query = static_cast<int32_t>(t - batch.sequences[s].token_begin);
+          PagedAttention(view, act_.chunks[s], query, static_cast<int32_t>(item % num_kv_heads));
+        }
+      });
+}
+
+void Model::AddToResidual(int64_t num_tokens) {
+  const int64_t hidden = config_.hidden_size;
+  pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+    AddInPlace(&act_.normed[begin * hidden], &act_.hidden[begin * hidden], (end - begin) * hidden);
+  });
+}
+
+void Model::SiluMulRows(int64_t num_tokens) {
+  const int64_t inter = config_.intermediate_size;
+  pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* gate = &act_.gate_up[t * 2 * inter];
+      SiluMul(gate, gate + inter, inter, &act_.mlp[t * inter]);
+    }
+  });
+}
+
+// Final norm of just the requested rows, then lm_head straight into `logits`.
+void Model::ComputeLogits(const ForwardBatch& batch, std::span<float> logits) {
+  const int64_t hidden = config_.hidden_size;
+  const int64_t num_rows = static_cast<int64_t>(batch.logits_rows.size());
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    RmsNorm(&act_.hidden[batch.logits_rows[r] * hidden], final_norm_.data(), 1, hidden, eps,
+            &act_.logits_input[r * hidden]);
+  }
+  MatMul(act_.logits_input.data(), num_rows, lm_head_, nullptr, logits.data(), pool_);
+}
+
+}  // namespace surge

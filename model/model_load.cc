@@ -1,0 +1,143 @@
+// Model::Load: config.json and the safetensors weights into f32 arrays, q/k/v and
+// gate/up stacked so that each takes one MatMul.
+#include <memory>
+#include <string>
+
+#include "kernels/rope.h"
+#include "model/model.h"
+#include "model/weight_store.h"
+
+namespace surge {
+namespace {
+
+// What the forward pass needs beyond what the config parser already enforces.
+Status ValidateForForward(const ModelConfig& c) {
+  if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.vocab_size <= 0) {
+    return InvalidArgumentError("config: sizes must be positive");
+  }
+  if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
+    return InvalidArgumentError("config: num_attention_heads (" + std::to_string(c.num_heads) +
+                                ") must be a positive multiple of num_key_value_heads (" +
+                                std::to_string(c.num_kv_heads) + ")");
+  }
+  if (c.head_dim <= 0 || c.head_dim % 2 != 0) {
+    return InvalidArgumentError("config: head_dim must be positive and even for RoPE, got " +
+                                std::to_string(c.head_dim));
+  }
+  return OkStatus();
+}
+
+RopeParams RopeParamsFor(const ModelConfig& c) {
+  RopeParams p;
+  p.head_dim = c.head_dim;
+  p.theta = c.rope_theta;
+  p.factor = c.rope_scaling.factor;
+  p.low_freq_factor = c.rope_scaling.low_freq_factor;
+  p.high_freq_factor = c.rope_scaling.high_freq_factor;
+  p.original_max_position_embeddings =
+      static_cast<double>(c.rope_scaling.original_max_position_embeddings);
+  switch (c.rope_scaling.type) {
+    case RopeScaling::Type::kNone:
+      p.kind = RopeKind::kDefault;
+      break;
+    case RopeScaling::Type::kLinear:
+      p.kind = RopeKind::kLinear;
+      break;
+    case RopeScaling::Type::kLlama3:
+      p.kind = RopeKind::kLlama3;
+      break;
+  }
+  return p;
+}
+
+std::string LayerPrefix(int64_t index) { return "model.layers." + std::to_string(index) + "."; }
+
+}  // namespace
+
+Model::Model(ModelConfig config, ThreadPool* pool)
+    : config_(std::move(config)),
+      owned_pool_(pool ? nullptr : std::make_unique<ThreadPool>(1)),
+      pool_(pool ? pool : owned_pool_.get()) {}
+
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, ThreadPool* pool) {
+  ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(model_dir));
+  RETURN_IF_ERROR(ValidateForForward(config).WithContext(model_dir + "/config.json"));
+  ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(model_dir));
+  std::unique_ptr<Model> model(new Model(std::move(config), pool));
+  RETURN_IF_ERROR(model->LoadWeights(*store));
+  return model;
+}
+
+KvLayout Model::kv_layout(int32_t block_size) const {
+  KvLayout layout;
+  layout.num_layers = static_cast<int32_t>(config_.num_layers);
+  layout.num_kv_heads = static_cast<int32_t>(config_.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(config_.head_dim);
+  layout.block_size = block_size;
+  layout.dtype = KvDType::kF32;
+  return layout;
+}
+
+Status Model::LoadWeights(const WeightStore& store) {
+  const int64_t hidden = config_.hidden_size, vocab = config_.vocab_size;
+  inv_freq_ = RopeInvFrequencies(RopeParamsFor(config_));
+  ASSIGN_OR_RETURN(embed_tokens_, store.LoadF32("model.embed_tokens.weight", {vocab, hidden}));
+  ASSIGN_OR_RETURN(final_norm_, store.LoadF32("model.norm.weight", {hidden}));
+  layers_.resize(config_.num_layers);
+  for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, layers_[i]));
+  // Tied (as transformers ties them): the output projection *is* the embedding matrix,
+  // even if the file also carries an lm_head.weight.
+  if (config_.tie_word_embeddings) {
+    lm_head_ = F32Weight(embed_tokens_.data(), vocab, hidden);
+    return OkStatus();
+  }
+  if (!store.Contains("lm_head.weight")) {
+    return NotFoundError(store.dir() +
+                         ": no tensor 'lm_head.weight' and tie_word_embeddings is false");
+  }
+  ASSIGN_OR_RETURN(lm_head_storage_, store.LoadF32("lm_head.weight", {vocab, hidden}));
+  lm_head_ = F32Weight(lm_head_storage_.data(), vocab, hidden);
+  return OkStatus();
+}
+
+Status Model::LoadLayer(const WeightStore& store, int64_t index, Layer& layer) {
+  const std::string p = LayerPrefix(index);
+  const int64_t hidden = config_.hidden_size;
+  ASSIGN_OR_RETURN(layer.input_norm, store.LoadF32(p + "input_layernorm.weight", {hidden}));
+  ASSIGN_OR_RETURN(layer.post_attention_norm,
+                   store.LoadF32(p + "post_attention_layernorm.weight", {hidden}));
+  const std::string a = p + "self_attn.", m = p + "mlp.";
+  const int64_t kv = kv_size(), inter = config_.intermediate_size;
+  RETURN_IF_ERROR(LoadLinear(store,
+                             {{a + "q_proj", q_size()}, {a + "k_proj", kv}, {a + "v_proj", kv}},
+                             hidden, config_.qkv_bias, layer.qkv));
+  RETURN_IF_ERROR(
+      LoadLinear(store, {{a + "o_proj", hidden}}, q_size(), config_.o_bias, layer.o_proj));
+  RETURN_IF_ERROR(LoadLinear(store, {{m + "gate_proj", inter}, {m + "up_proj", inter}}, hidden,
+                             config_.mlp_bias, layer.gate_up));
+  RETURN_IF_ERROR(
+      LoadLinear(store, {{m + "down_proj", hidden}}, inter, config_.mlp_bias, layer.down));
+  return OkStatus();
+}
+
+// Loads each part (NAME.weight, and NAME.bias when has_bias) and stacks their rows in
+// order into one Linear.
+Status Model::LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
+                         int64_t in_features, bool has_bias, Linear& linear) {
+  linear = Linear{};
+  linear.in_features = in_features;
+  for (const Projection& part : parts) {
+    ASSIGN_OR_RETURN(std::vector<float> weight,
+                     store.LoadF32(part.name + ".weight", {part.out_features, in_features}));
+    linear.weight.insert(linear.weight.end(), weight.begin(), weight.end());
+    if (has_bias) {
+      ASSIGN_OR_RETURN(std::vector<float> bias,
+                       store.LoadF32(part.name + ".bias", {part.out_features}));
+      linear.bias.insert(linear.bias.end(), bias.begin(), bias.end());
+    }
+    linear.out_features += part.out_features;
+  }
+  return OkStatus();
+}
+
+}  // namespace surge

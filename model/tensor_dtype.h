@@ -1,0 +1,62 @@
+// TensorDType: element types of stored weights, their sizes, and exact conversion to f32.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace surge {
+
+// New types (F8_E4M3, quantized blocks) are added here and in the two functions below;
+// safetensors.cc maps file names ("F32") onto them.
+enum class TensorDType { kF32, kF16, kBF16 };
+
+constexpr const char* TensorDTypeName(TensorDType dtype) {
+  switch (dtype) {
+    case TensorDType::kF32: return "F32";
+    case TensorDType::kF16: return "F16";
+    case TensorDType::kBF16: return "BF16";
+  }
+  return "?";
+}
+
+constexpr size_t TensorDTypeSize(TensorDType dtype) {
+  switch (dtype) {
+    case TensorDType::kF32: return 4;
+    case TensorDType::kF16: return 2;
+    case TensorDType::kBF16: return 2;
+  }
+  return 0;
+}
+
+// bf16 is the top half of an f32, so widening is a shift (NaN payloads kept).
+constexpr float BFloat16ToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// IEEE binary16 -> binary32, exact for every input: subnormals are normalized, inf and
+// NaN (with its payload) carried over. Every half value is representable as a float.
+constexpr float HalfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1fu;
+  uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0x1f) {  // inf or NaN
+    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  }
+  if (exponent == 0) {
+    if (mantissa == 0) return std::bit_cast<float>(sign);  // +-0
+    // Subnormal: value = mantissa * 2^-24. Shift the leading 1 up to bit 10 and lower
+    // the exponent once per shift.
+    int32_t shift = 0;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    mantissa &= 0x3ffu;
+    uint32_t f32_exponent = static_cast<uint32_t>(127 - 15 + 1 - shift);
+    return std::bit_cast<float>(sign | (f32_exponent << 23) | (mantissa << 13));
+  }
+  return std::bit_cast<float>(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
+}
+
+}  // namespace surge

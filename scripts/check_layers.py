@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Fails when a module includes a header from a module it must not depend on.
+
+The allowed edges are DESIGN.md's layer diagram: dependencies point downward only.
+A module may always include its own headers and those of base/."""
+import os
+import re
+import sys
+
+ALLOWED = {
+    "base": set(),
+    "obs": set(),
+    "net": set(),
+    "kernels": set(),
+    "tokenizer": set(),
+    "kv": {"kernels"},
+    "model": {"kernels", "kv"},
+    "api": set(),
+    "engine": {"model", "kv", "kernels", "tokenizer", "obs"},
+    "bench": {"api", "net", "obs"},
+    "autoscale": {"obs", "net"},
+    "router": {"api", "obs", "net"},
+    "server": {"engine", "api", "net", "obs", "tokenizer"},
+    "apps": None,  # thin mains may include anything
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+
+
+def violations(root):
+    for module, allowed in ALLOWED.items():
+        if allowed is None or not os.path.isdir(os.path.join(root, module)):
+            continue
+        for dirpath, _, files in os.walk(os.path.join(root, module)):
+            for name in files:
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.join(dirpath, name)
+                for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                    match = INCLUDE.match(line)
+                    if not match:
+                        continue
+                    target = match.group(1)
+                    if target in (module, "base") or target in allowed:
+                        continue
+                    yield f"{os.path.relpath(path, root)}:{number}: {module}/ must not include {target}/"
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else "."
+    found = list(violations(root))
+    for line in found:
+        print(line)
+    print(f"layer check: {len(found)} forbidden include(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""End-to-end checks of the `surge` binary as a user runs it: goldens through the CLI,
+JSON output shapes, tokenizer-only directories, and one-line errors for bad input."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SURGE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/surge"
+MODEL = "models/stories260K"
+
+
+def run(*args):
+    return subprocess.run([SURGE, *args], capture_output=True, text=True, timeout=120)
+
+
+class GenerateTest(unittest.TestCase):
+    def test_json_output_matches_goldens(self):
+        goldens = json.load(open(os.path.join(MODEL, "goldens.json")))
+        for case in goldens["cases"][:3]:
+            proc = run("generate", "--model", MODEL, "--prompt", case["prompt"],
+                       "--max-tokens", "128", "--json")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            lines = proc.stdout.splitlines()
+            self.assertEqual(len(lines), 1, "--json prints exactly one line on stdout")
+            out = json.loads(lines[0])
+            self.assertEqual(out["prompt_token_ids"], case["input_ids"])
+            self.assertEqual(out["output_token_ids"], case["output_ids"])
+            self.assertEqual(out["text"], case["output_text"])
+
+    def test_plain_output_streams_the_story(self):
+        proc = run("generate", "--prompt", "Once upon a time", "--max-tokens", "40")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.startswith(", there was a little girl named Lily."), proc.stdout)
+        self.assertIn("tok/s", proc.stderr)
+
+    def test_seeded_sampling_is_reproducible(self):
+        args = ("generate", "--prompt", "Tim", "--temperature", "0.9", "--seed", "7",
+                "--max-tokens", "30", "--json")
+        a, b = run(*args), run(*args)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        self.assertEqual(json.loads(a.stdout)["output_token_ids"],
+                         json.loads(b.stdout)["output_token_ids"])
+
+    def test_bad_flags_give_one_line_errors(self):
+        cases = [
+            (["generate", "--prompt", "x", "--bogus", "1"], 2, "unknown flag --bogus"),
+            (["generate", "--prompt", "x", "--max-tokens", "ten"], 2, "--max-tokens"),
+            (["generate", "--max-tokens", "3"], 2, "--prompt is required"),
+            (["generate", "--prompt", "x", "--model", "/nonexistent/model"], 1, "/nonexistent/model"),
+            (["generate", "--prompt", "x", "--temperature", "-1"], 1, "temperature"),
+            (["generate", "--prompt", "x", "--max-tokens", "100000"], 1, "context"),
+            (["nonsense"], 2, "unknown command"),
+        ]
+        for args, code, needle in cases:
+            proc = run(*args)
+            self.assertEqual(proc.returncode, code, (args, proc.stderr))
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, (args, proc.stderr))
+            self.assertIn(needle, proc.stderr, args)
+            self.assertEqual(proc.stdout, "", args)
+
+
+class TokenizeTest(unittest.TestCase):
+    def test_encode_decode_roundtrip_with_tokenizer_files_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("tokenizer.json", "tokenizer_config.json"):
+                shutil.copy(os.path.join(MODEL, name), tmp)
+            proc = run("tokenize", "--model", tmp, "--text", "Hello, world!")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            ids = json.loads(proc.stdout)["ids"]
+            self.assertEqual(ids[0], 1)
+            proc = run("tokenize", "--model", tmp, "--text", "Hello, world!", "--no-special")
+            self.assertEqual(json.loads(proc.stdout)["ids"], ids[1:])
+            proc = run("tokenize", "--model", tmp, "--decode", ",".join(map(str, ids)))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(json.loads(proc.stdout)["text"], "Hello, world!")
+
+    def test_missing_tokenizer_is_a_one_line_error(self):
+        proc = run("tokenize", "--model", "/nonexistent", "--text", "x")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("/nonexistent", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

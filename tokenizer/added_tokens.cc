@@ -1,0 +1,105 @@
+#include "tokenizer/added_tokens.h"
+
+#include <algorithm>
+
+#include <unicode/uchar.h>
+
+#include "tokenizer/utf8.h"
+
+namespace surge {
+namespace {
+
+bool IsWordChar(char32_t cp) {
+  return cp == '_' || u_hasBinaryProperty(static_cast<UChar32>(cp), UCHAR_ALPHABETIC) ||
+         u_isdigit(static_cast<UChar32>(cp));
+}
+
+// The code point that ends just before `pos`.
+char32_t CodePointBefore(std::string_view text, size_t pos) {
+  size_t start = pos - 1;
+  while (start > 0 && (static_cast<uint8_t>(text[start]) & 0xC0) == 0x80) --start;
+  return NextCodePoint(text, &start);
+}
+
+}  // namespace
+
+AddedTokenMatcher::AddedTokenMatcher(
+    const std::vector<std::pair<std::string, const AddedToken*>>& entries)
+    : nodes_(1) {
+  for (const auto& [text, token] : entries) {
+    if (text.empty()) continue;
+    int32_t node = 0;
+    for (char c : text) {
+      const auto byte = static_cast<uint8_t>(c);
+      int32_t child = Child(node, byte);
+      if (child < 0) {
+        child = static_cast<int32_t>(nodes_.size());
+        nodes_.emplace_back();
+        auto& children = nodes_[node].children;
+        children.insert(std::lower_bound(children.begin(), children.end(), std::make_pair(byte, int32_t{0})),
+                        {byte, child});
+      }
+      node = child;
+    }
+    nodes_[node].token = token;  // a later duplicate wins, as in a JS Map
+    first_byte_[static_cast<uint8_t>(text[0])] = true;
+  }
+}
+
+int32_t AddedTokenMatcher::Child(int32_t node, uint8_t byte) const {
+  const auto& children = nodes_[node].children;
+  auto it = std::lower_bound(children.begin(), children.end(), std::make_pair(byte, int32_t{0}));
+  return it != children.end() && it->first == byte ? it->second : -1;
+}
+
+std::pair<const AddedToken*, size_t> AddedTokenMatcher::MatchAt(std::string_view text, size_t pos) const {
+  std::pair<const AddedToken*, size_t> best = {nullptr, 0};
+  int32_t node = 0;
+  for (size_t i = pos; i < text.size(); ++i) {
+    node = Child(node, static_cast<uint8_t>(text[i]));
+    if (node < 0) break;
+    const AddedToken* token = nodes_[node].token;
+    if (token == nullptr) continue;
+    if (token->single_word) {
+      bool word_before = pos > 0 && IsWordChar(CodePointBefore(text, pos));
+      size_t after = i + 1;
+      bool word_after = after < text.size() && IsWordChar(NextCodePoint(text, &after));
+      if (word_before || word_after) continue;
+    }
+    best = {token, i + 1 - pos};
+  }
+  return best;
+}
+
+void AddedTokenMatcher::Split(std::string_view text, std::vector<Section>* sections) const {
+  const size_t first = sections->size();
+  size_t start = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    if (!first_byte_[static_cast<uint8_t>(text[pos])]) {
+      ++pos;
+      continue;
+    }
+    auto [token, length] = MatchAt(text, pos);
+    if (token == nullptr) {
+      ++pos;
+      continue;
+    }
+    if (pos > start) sections->push_back({text.substr(start, pos - start), nullptr});
+    sections->push_back({text.substr(pos, length), token});
+    pos += length;
+    start = pos;
+  }
+  if (start < text.size()) sections->push_back({text.substr(start), nullptr});
+  for (size_t i = first; i < sections->size(); ++i) {
+    const AddedToken* token = (*sections)[i].token;
+    if (token == nullptr) continue;
+    if (token->lstrip && i > first && (*sections)[i - 1].token == nullptr) {
+      (*sections)[i - 1].text = TrimJsWhitespaceEnd((*sections)[i - 1].text);
+    }
+    if (token->rstrip && i + 1 < sections->size() && (*sections)[i + 1].token == nullptr) {
+      (*sections)[i + 1].text = TrimJsWhitespaceStart((*sections)[i + 1].text);
+    }
+  }
+}
+
+}  // namespace surge
