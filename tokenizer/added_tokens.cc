@@ -4,7 +4,7 @@
 
 #include <unicode/uchar.h>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

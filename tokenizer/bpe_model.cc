@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

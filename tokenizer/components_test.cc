@@ -5,7 +5,7 @@
 #include "tokenizer/decoder.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "tokenizer/test_tokenizers.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

@@ -6,7 +6,7 @@
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tokenizer/byte_level.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

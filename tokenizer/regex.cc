@@ -4,7 +4,7 @@
 #include <pcre2.h>
 
 #include "base/logging.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "tokenizer/regex.h"
 #include "tokenizer/regex_syntax.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 namespace regex_syntax {

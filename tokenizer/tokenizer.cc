@@ -1,7 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include "tokenizer/tokenizer_state.h"
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace surge {
 

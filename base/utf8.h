@@ -1,4 +1,4 @@
-// UTF-8 helpers for the tokenizer: lossy decoding as WHATWG's TextDecoder does it, code
+// UTF-8 helpers (tokenizer, chat templates, API): lossy decoding as WHATWG's TextDecoder does it, code
 // point iteration, and the JavaScript whitespace set that tokenizers.js trims with.
 #pragma once
 
