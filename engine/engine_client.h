@@ -69,16 +69,22 @@ class RequestStream {
   // Everything produced since the last call merged into one output; nullopt when nothing
   // is new. After an output with finished == true, always nullopt.
   virtual std::optional<RequestOutput> Poll() = 0;
-  // Blocks until Poll would return something (for offline callers and tests).
+  // Blocks until Poll would return something (for offline callers and tests). Once the
+  // final output has been taken, returns an empty output with finished set at once.
   virtual RequestOutput Wait() = 0;
 };
 
+// A snapshot for /metrics, published by the engine thread after every step. Counters
+// (num_preemptions and below) only grow.
 struct EngineStats {
-  int32_t num_running = 0;
-  int32_t num_waiting = 0;
+  int32_t num_running = 0;  // sequences (choices) in the running batch
+  int32_t num_waiting = 0;  // sequences queued, preempted ones included
   int64_t num_free_blocks = 0;
   int64_t num_total_blocks = 0;
   int64_t num_preemptions = 0;
+  int64_t num_steps = 0;                   // forward passes run
+  int64_t num_prompt_tokens_computed = 0;  // prefill tokens run, recomputation included
+  int64_t num_generation_tokens = 0;       // tokens sampled
   bool ready = false;
 };
 

@@ -1,0 +1,300 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "base/logging.h"
+
+namespace surge {
+namespace {
+
+Status ValidateOptions(const EngineOptions& options) {
+  if (options.block_size <= 0) return InvalidArgumentError("block_size must be > 0");
+  if (options.max_num_seqs <= 0) return InvalidArgumentError("max_num_seqs must be > 0");
+  if (options.max_num_batched_tokens <= 0) {
+    return InvalidArgumentError("max_num_batched_tokens must be > 0");
+  }
+  if (options.max_waiting <= 0) return InvalidArgumentError("max_waiting must be > 0");
+  return OkStatus();
+}
+
+std::vector<int32_t> EosTokenIds(const Tokenizer& tokenizer, const ModelConfig& config) {
+  std::vector<int32_t> ids = tokenizer.eos_token_ids();
+  for (int32_t id : config.eos_token_ids) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& tokenizer,
+                                                 const EngineOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  const KvLayout layout = model.kv_layout(options.block_size);
+  const int64_t bytes_per_block = static_cast<int64_t>(layout.bytes_per_block());
+  const int64_t num_blocks = std::min<int64_t>(options.kv_cache_bytes / bytes_per_block,
+                                               std::numeric_limits<int32_t>::max());
+  if (num_blocks < 1) {
+    return InvalidArgumentError("kv_cache_bytes (" + std::to_string(options.kv_cache_bytes) +
+                                ") is smaller than one KV block (" +
+                                std::to_string(bytes_per_block) + " bytes)");
+  }
+  LOG(INFO) << "KV cache: " << num_blocks << " blocks of " << options.block_size << " tokens, "
+            << bytes_per_block / options.block_size << " bytes per token, "
+            << num_blocks * options.block_size << " tokens fit ("
+            << num_blocks * bytes_per_block / (1 << 20) << " MiB)";
+  return std::unique_ptr<Engine>(
+      new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));
+}
+
+Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
+               int32_t num_kv_blocks)
+    : model_(model),
+      tokenizer_(tokenizer),
+      options_(options),
+      num_kv_blocks_(num_kv_blocks),
+      vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
+      eos_token_ids_(EosTokenIds(tokenizer, model.config())),
+      kv_(model.kv_layout(options.block_size), num_kv_blocks),
+      scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_),
+      runner_(model, options.block_size, num_kv_blocks),
+      sample_logits_(vocab_size_),
+      queue_(options.max_waiting) {
+  queue_.PublishStats(CurrentStats(/*ready=*/false));
+}
+
+Engine::~Engine() { Stop(); }
+
+void Engine::Start() {
+  CHECK(!thread_.joinable() && !stopped_) << "Engine::Start called twice";
+  queue_.PublishStats(CurrentStats(/*ready=*/true));
+  thread_ = std::thread(&Engine::Loop, this);
+}
+
+void Engine::Stop() {
+  if (stopped_.exchange(true)) return;
+  queue_.Close();
+  if (thread_.joinable()) thread_.join();
+  // The engine thread is gone (or never ran): this thread owns its state now.
+  queue_.Take(/*wait=*/false, new_requests_, cancels_);
+  for (auto& request : new_requests_) requests_.emplace(request->id(), std::move(request));
+  FailAll(UnavailableError("the engine stopped"));
+  queue_.PublishStats(CurrentStats(/*ready=*/false));
+}
+
+// --- Client threads ---
+
+Status Engine::Validate(const EngineRequest& request) const {
+  const int64_t num_prompt = static_cast<int64_t>(request.prompt_ids.size());
+  if (num_prompt == 0) return InvalidArgumentError("the prompt has no tokens");
+  for (int32_t id : request.prompt_ids) {
+    if (id < 0 || id >= vocab_size_) {
+      return InvalidArgumentError("token id " + std::to_string(id) +
+                                  " is outside the vocabulary [0, " + std::to_string(vocab_size_) +
+                                  ")");
+    }
+  }
+  if (request.n < 1 || request.n > options_.max_num_seqs) {
+    return InvalidArgumentError(
+        "n must be in [1, max_num_seqs = " + std::to_string(options_.max_num_seqs) + "]");
+  }
+  if (request.stop.max_tokens < 1) return InvalidArgumentError("max_tokens must be >= 1");
+  if (request.top_logprobs < -1 || request.top_logprobs > vocab_size_) {
+    return InvalidArgumentError("top_logprobs must be in [0, vocab_size] (or -1: none)");
+  }
+  for (const std::string& stop : request.stop.stop) {
+    if (stop.empty()) return InvalidArgumentError("stop strings must not be empty");
+  }
+  RETURN_IF_ERROR(request.sampling.Validate());
+  const int64_t num_total = num_prompt + request.stop.max_tokens;
+  const int64_t max_context = model_.config().max_position_embeddings;
+  const std::string what = "prompt (" + std::to_string(num_prompt) + " tokens) + max_tokens (" +
+                           std::to_string(request.stop.max_tokens) + ")";
+  if (num_total > max_context) {
+    return InvalidArgumentError(what + " exceeds the model's context of " +
+                                std::to_string(max_context) + " tokens");
+  }
+  // The last sampled token is never fed back, so a choice holds num_total - 1 positions.
+  const int32_t num_blocks = kv_.NumBlocksFor(num_total - 1);
+  if (num_blocks > num_kv_blocks_) {
+    return InvalidArgumentError(what + " needs " + std::to_string(num_blocks) +
+                                " KV blocks, more than the whole KV cache (" +
+                                std::to_string(num_kv_blocks_) + " blocks of " +
+                                std::to_string(options_.block_size) + " tokens)");
+  }
+  return OkStatus();
+}
+
+StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
+                                                        std::function<void()> notify) {
+  RETURN_IF_ERROR(Validate(request));
+  const RequestId id = next_request_id_.fetch_add(1);
+  const SequenceId first_sequence_id = next_sequence_id_.fetch_add(request.n);
+  std::vector<int32_t> stop_ids = request.stop.stop_token_ids;
+  if (!request.stop.ignore_eos) {
+    stop_ids.insert(stop_ids.end(), eos_token_ids_.begin(), eos_token_ids_.end());
+  }
+  auto channel = std::make_shared<RequestChannel>(id, std::move(notify));
+  // Built here, off the engine thread: priming the detokenizers costs a few decodes.
+  auto state = std::make_unique<RequestState>(id, std::move(request), std::move(stop_ids),
+                                              first_sequence_id, tokenizer_, channel);
+  RETURN_IF_ERROR(queue_.Push(std::move(state)));
+  return std::shared_ptr<RequestStream>(std::move(channel));
+}
+
+void Engine::Cancel(RequestId id) { queue_.Cancel(id); }
+
+EngineStats Engine::Stats() const { return queue_.stats(); }
+
+// --- The engine thread ---
+
+void Engine::Loop() {
+  while (TakeInputs()) {
+    if (scheduler_.HasWork()) Step();
+    Publish();
+  }
+}
+
+// New requests join the waiting queue; cancelled ones give back their blocks at once.
+// Sleeps while there is nothing to do. False when the engine is stopping.
+bool Engine::TakeInputs() {
+  const bool idle = !scheduler_.HasWork() && touched_.empty();
+  const bool running = queue_.Take(/*wait=*/idle, new_requests_, cancels_);
+  for (auto& request : new_requests_) {
+    scheduler_.AddWaiting(&request->choice(0).seq);
+    requests_.emplace(request->id(), std::move(request));
+  }
+  if (!running) return false;  // Stop fails what is left, these included
+  for (RequestId id : cancels_) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;  // unknown or already finished
+    RequestState& request = *it->second;
+    request.Abort();
+    for (int32_t i = 0; i < request.num_choices(); ++i) scheduler_.Finish(request.choice(i).seq);
+    Touch(request);
+  }
+  return true;
+}
+
+void Engine::Step() {
+  const SchedulerOutput& plan = scheduler_.Schedule();
+  if (plan.chunks.empty()) return;  // only right after a preemption, which frees blocks
+  std::span<const float> logits = runner_.Run(plan, kv_);
+  Postprocess(plan, logits);
+  ++num_steps_;
+  if (options_.check_invariants) {
+    const Status status = scheduler_.CheckInvariants();
+    CHECK(status.ok()) << "after step " << num_steps_ << ": " << status.ToString();
+  }
+}
+
+void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> logits) {
+  size_t row = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Sequence& seq = *chunk.seq;
+    const bool decode = chunk.num_tokens == 1 && chunk.start_position >= seq.num_prompt_tokens;
+    num_prompt_tokens_computed_ += chunk.num_tokens - (decode ? 1 : 0);
+    if (!chunk.sample) continue;
+    std::span<const float> row_logits = logits.subspan(row++ * vocab_size_, vocab_size_);
+    RequestState& request = *seq.request;
+    if (!request.forked()) {
+      SampleFirstTokensAndFork(request, row_logits);
+    } else {
+      SampleNext(request, request.choice(seq.choice_index), row_logits);
+    }
+    Touch(request);
+  }
+}
+
+void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const float> logits) {
+  const int32_t token = Sample(choice.sampler, logits);
+  if (request.AppendToken(choice, token, LogProbs(request, logits, token))) {
+    scheduler_.Finish(choice.seq);
+  }
+}
+
+// n > 1: every choice samples its first token from choice 0's prompt logits with its own
+// sampler; the unfinished ones then fork, sharing choice 0's full prompt blocks.
+void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits) {
+  children_.clear();
+  for (int32_t i = 1; i < request.num_choices(); ++i) {
+    Choice& choice = request.choice(i);
+    const int32_t token = Sample(choice.sampler, logits);
+    if (request.AppendToken(choice, token, LogProbs(request, logits, token))) {
+      scheduler_.Finish(choice.seq);
+    } else {
+      children_.push_back(&choice.seq);
+    }
+  }
+  Choice& parent = request.choice(0);
+  const int32_t token = Sample(parent.sampler, logits);
+  const bool parent_finished = request.AppendToken(parent, token, LogProbs(request, logits, token));
+  scheduler_.Fork(parent.seq, children_);
+  request.set_forked();
+  if (parent_finished) scheduler_.Finish(parent.seq);
+}
+
+int32_t Engine::Sample(SequenceSampler& sampler, std::span<const float> logits) {
+  std::copy(logits.begin(), logits.end(), sample_logits_.begin());
+  ++num_generation_tokens_;
+  return sampler.Sample(sample_logits_, sampler_scratch_);
+}
+
+// Log-probabilities come from the raw logits, before penalties and temperature (as OpenAI
+// and vLLM report them).
+const TokenLogProbs* Engine::LogProbs(const RequestState& request, std::span<const float> logits,
+                                      int32_t token) {
+  if (request.request().top_logprobs < 0) return nullptr;
+  ComputeLogProbs(logits, token, request.request().top_logprobs, &logprobs_);
+  return &logprobs_;
+}
+
+void Engine::Touch(RequestState& request) {
+  if (request.touched) return;
+  request.touched = true;
+  touched_.push_back(&request);
+}
+
+// Stats first, so that whoever sees a stream end also sees the blocks it freed.
+void Engine::Publish() {
+  queue_.PublishStats(CurrentStats(/*ready=*/true));
+  for (RequestState* request : touched_) {
+    request->touched = false;
+    if (std::optional<RequestOutput> output = request->TakeOutput()) {
+      request->channel().Push(std::move(*output));
+    }
+    if (request->finished()) requests_.erase(request->id());
+  }
+  touched_.clear();
+}
+
+EngineStats Engine::CurrentStats(bool ready) const {
+  EngineStats stats;
+  stats.num_running = scheduler_.num_running();
+  stats.num_waiting = scheduler_.num_waiting();
+  stats.num_free_blocks = kv_.num_free_blocks();
+  stats.num_total_blocks = kv_.num_total_blocks();
+  stats.num_preemptions = scheduler_.num_preemptions();
+  stats.num_steps = num_steps_;
+  stats.num_prompt_tokens_computed = num_prompt_tokens_computed_;
+  stats.num_generation_tokens = num_generation_tokens_;
+  stats.ready = ready;
+  return stats;
+}
+
+void Engine::FailAll(const Status& error) {
+  for (auto& [id, request] : requests_) {
+    for (int32_t i = 0; i < request->num_choices(); ++i) scheduler_.Finish(request->choice(i).seq);
+    request->Fail(error);
+    if (std::optional<RequestOutput> output = request->TakeOutput()) {
+      request->channel().Push(std::move(*output));
+    }
+  }
+  requests_.clear();
+  touched_.clear();
+}
+
+}  // namespace surge

@@ -1,0 +1,109 @@
+// Engine: the continuous-batching engine loop behind EngineClient. One thread owns the
+// scheduler, the KV cache and the model; each step it takes new requests and
+// cancellations, schedules, runs one forward pass over all scheduled chunks, samples,
+// applies the stop rules and publishes every request's news to its stream.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/engine_client.h"
+#include "engine/model_runner.h"
+#include "engine/request_queue.h"
+#include "engine/request_state.h"
+#include "engine/sampler.h"
+#include "engine/scheduler.h"
+#include "kv/kv_cache_manager.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace surge {
+
+struct EngineOptions {
+  int32_t block_size = 16;                    // tokens per KV block
+  int64_t kv_cache_bytes = int64_t{1} << 30;  // blocks = bytes / layout.bytes_per_block()
+  int32_t max_num_seqs = 256;                 // running sequences at once
+  int32_t max_num_batched_tokens = 2048;      // tokens per forward pass
+  int32_t max_waiting = 1024;                 // queued requests before Submit refuses
+  bool check_invariants = false;              // tests: CHECK scheduler + KV invariants per step
+};
+
+class Engine final : public EngineClient {
+ public:
+  // `model` and `tokenizer` are borrowed and must outlive the engine. Errors: options out
+  // of range, or a KV budget smaller than one block. Requests too large for the pool are
+  // refused one by one at Submit.
+  static StatusOr<std::unique_ptr<Engine>> Create(Model& model, const Tokenizer& tokenizer,
+                                                  const EngineOptions& options);
+  ~Engine() override;  // Stop()
+
+  // Starts the engine thread. Requests submitted before Start wait for it.
+  void Start();
+  // Stops and joins the engine thread; requests still in flight end with Unavailable.
+  // Idempotent. Not from a notify callback: that runs on the engine thread.
+  void Stop();
+
+  StatusOr<std::shared_ptr<RequestStream>> Submit(EngineRequest request,
+                                                  std::function<void()> notify) override;
+  void Cancel(RequestId id) override;
+  EngineStats Stats() const override;
+
+  int32_t num_kv_blocks() const { return num_kv_blocks_; }
+
+ private:
+  Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
+         int32_t num_kv_blocks);
+  Status Validate(const EngineRequest& request) const;
+
+  // The engine thread.
+  void Loop();
+  bool TakeInputs();
+  void Step();
+  void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
+  void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
+  void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
+  int32_t Sample(SequenceSampler& sampler, std::span<const float> logits);
+  const TokenLogProbs* LogProbs(const RequestState& request, std::span<const float> logits,
+                                int32_t token);
+  void Touch(RequestState& request);
+  void Publish();
+  EngineStats CurrentStats(bool ready) const;
+  void FailAll(const Status& error);
+
+  Model& model_;
+  const Tokenizer& tokenizer_;
+  const EngineOptions options_;
+  const int32_t num_kv_blocks_;
+  const int32_t vocab_size_;
+  std::vector<int32_t> eos_token_ids_;  // tokenizer's ∪ model config's
+
+  // Engine-thread state.
+  KvCacheManager kv_;
+  Scheduler scheduler_;
+  ModelRunner runner_;
+  std::unordered_map<RequestId, std::unique_ptr<RequestState>> requests_;
+  std::vector<std::unique_ptr<RequestState>> new_requests_;  // reused by TakeInputs
+  std::vector<RequestId> cancels_;                           // reused by TakeInputs
+  std::vector<RequestState*> touched_;  // requests with news for the next Publish
+  std::vector<Sequence*> children_;     // reused by SampleFirstTokensAndFork
+  std::vector<float> sample_logits_;    // [vocab_size]: a row for the sampler to edit
+  SamplerScratch sampler_scratch_;
+  TokenLogProbs logprobs_;
+  int64_t num_steps_ = 0;
+  int64_t num_prompt_tokens_computed_ = 0;
+  int64_t num_generation_tokens_ = 0;
+
+  // Shared with client threads.
+  RequestQueue queue_;
+  std::atomic<RequestId> next_request_id_{1};
+  std::atomic<SequenceId> next_sequence_id_{0};
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace surge

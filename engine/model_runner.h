@@ -1,0 +1,40 @@
+// ModelRunner: turns a scheduler plan into one ForwardBatch -- every prefill chunk and
+// decode together -- runs the model over the paged KV storage it owns, and keeps the
+// logits of the rows to sample. Its batch buffers are reused from step to step.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "kv/kv_cache_manager.h"
+#include "kv/kv_storage.h"
+#include "model/model.h"
+
+namespace surge {
+
+class ModelRunner {
+ public:
+  // Allocates the KV storage: num_blocks blocks of `block_size` tokens.
+  ModelRunner(Model& model, int32_t block_size, int32_t num_blocks);
+
+  // Runs all chunks of `plan` in one forward pass; K/V go where `kv` block tables say.
+  // Returns [number of chunks with `sample` set, vocab_size] logits, in plan order, valid
+  // until the next Run.
+  std::span<const float> Run(const SchedulerOutput& plan, const KvCacheManager& kv);
+
+  int32_t vocab_size() const { return vocab_size_; }
+  const KvStorage& storage() const { return storage_; }
+
+ private:
+  Model& model_;
+  const int32_t vocab_size_;
+  KvStorage storage_;
+  std::vector<int32_t> token_ids_;     // [num_batched_tokens]
+  std::vector<SequenceChunk> chunks_;  // [num_scheduled_sequences]
+  std::vector<int32_t> logits_rows_;   // [num_sampled]: each sampled chunk's last row
+  std::vector<float> logits_;          // [num_sampled, vocab_size]
+};
+
+}  // namespace surge

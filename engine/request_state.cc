@@ -1,0 +1,126 @@
+#include "engine/request_state.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace surge {
+namespace {
+
+TokenLogprob ToOutput(const TokenLogProbs& logprobs) {
+  TokenLogprob out;
+  out.token = logprobs.chosen.token;
+  out.logprob = logprobs.chosen.logprob;
+  out.top.reserve(logprobs.top.size());
+  for (const TokenLogProb& entry : logprobs.top) out.top.emplace_back(entry.token, entry.logprob);
+  return out;
+}
+
+}  // namespace
+
+Choice::Choice(const EngineRequest& request, const SamplingParams& sampling,
+               const Tokenizer& tokenizer)
+    : sampler(sampling, request.prompt_ids),
+      detokenizer(tokenizer, request.prompt_ids, request.skip_special_tokens),
+      stop_matcher(request.stop.stop) {}
+
+RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
+                           SequenceId first_sequence_id, const Tokenizer& tokenizer,
+                           std::shared_ptr<RequestChannel> channel)
+    : id_(id),
+      request_(std::move(request)),
+      stop_token_ids_(std::move(stop_token_ids)),
+      channel_(std::move(channel)),
+      num_unfinished_(request_.n) {
+  const int32_t num_prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
+  for (int32_t i = 0; i < request_.n; ++i) {
+    SamplingParams sampling = request_.sampling;
+    if (sampling.seed) *sampling.seed += static_cast<uint64_t>(i);
+    auto choice = std::make_unique<Choice>(request_, sampling, tokenizer);
+    Sequence& seq = choice->seq;
+    seq.id = first_sequence_id + i;
+    seq.token_ids.reserve(num_prompt_tokens + request_.stop.max_tokens);
+    seq.token_ids.assign(request_.prompt_ids.begin(), request_.prompt_ids.end());
+    seq.num_prompt_tokens = num_prompt_tokens;
+    seq.priority = request_.priority;
+    seq.num_seq_slots = i == 0 ? request_.n : 1;
+    seq.status = i == 0 ? SequenceStatus::kWaiting : SequenceStatus::kForkPending;
+    seq.request = this;
+    seq.choice_index = i;
+    choice->delta.index = i;
+    choices_.push_back(std::move(choice));
+  }
+  forked_ = request_.n == 1;
+}
+
+bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs) {
+  choice.seq.token_ids.push_back(token);
+  choice.sampler.Accept(token);
+  choice.delta.token_ids.push_back(token);
+  if (logprobs != nullptr) choice.delta.logprobs.push_back(ToOutput(*logprobs));
+  ++num_completion_tokens_;
+  has_news_ = true;
+  if (std::find(stop_token_ids_.begin(), stop_token_ids_.end(), token) != stop_token_ids_.end()) {
+    return Finish(choice, FinishReason::kStop);
+  }
+  StopStringMatcher::Result text = choice.stop_matcher.Add(choice.detokenizer.Add(token));
+  choice.delta.text += text.text;
+  if (text.stopped) return Finish(choice, FinishReason::kStop);
+  if (choice.seq.num_output_tokens() >= request_.stop.max_tokens) {
+    return Finish(choice, FinishReason::kLength);
+  }
+  return false;
+}
+
+// Text still held back -- an incomplete character, a possible stop string that never
+// completed -- is emitted now, unless a stop string matched.
+bool RequestState::Finish(Choice& choice, FinishReason reason) {
+  if (!choice.stop_matcher.stopped()) {
+    StopStringMatcher::Result text = choice.stop_matcher.Add(choice.detokenizer.Flush());
+    choice.delta.text += text.text;
+    if (text.stopped) {
+      reason = FinishReason::kStop;
+    } else {
+      choice.delta.text += choice.stop_matcher.Flush();
+    }
+  }
+  choice.delta.finish_reason = reason;
+  choice.finished = true;
+  --num_unfinished_;
+  return true;
+}
+
+void RequestState::Abort() {
+  for (auto& choice : choices_) {
+    if (choice->finished) continue;
+    choice->delta.finish_reason = FinishReason::kAbort;
+    choice->finished = true;
+    --num_unfinished_;
+    has_news_ = true;
+  }
+}
+
+void RequestState::Fail(Status error) {
+  error_ = std::move(error);
+  has_news_ = true;
+}
+
+std::optional<RequestOutput> RequestState::TakeOutput() {
+  if (!has_news_) return std::nullopt;
+  has_news_ = false;
+  RequestOutput output;
+  for (auto& choice : choices_) {
+    ChoiceDelta& delta = choice->delta;
+    if (delta.token_ids.empty() && delta.text.empty() && !delta.finish_reason) continue;
+    output.choices.push_back(std::move(delta));
+    delta = ChoiceDelta();
+    delta.index = choice->seq.choice_index;
+  }
+  output.finished = finished();
+  output.error = error_;
+  output.num_prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
+  output.num_cached_prompt_tokens = choices_[0]->seq.num_cached_tokens;
+  output.num_completion_tokens = num_completion_tokens_;
+  return output;
+}
+
+}  // namespace surge

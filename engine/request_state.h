@@ -1,0 +1,85 @@
+// RequestState: what the engine keeps about one request while it runs -- its choices
+// (each a Sequence for the scheduler plus its sampler, detokenizer and stop-string
+// matcher), the stop rules, and the output produced since the last publish.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine/detokenizer.h"
+#include "engine/engine_client.h"
+#include "engine/request_channel.h"
+#include "engine/sampler.h"
+#include "engine/sequence.h"
+#include "engine/stop_string_matcher.h"
+#include "tokenizer/tokenizer.h"
+
+namespace surge {
+
+struct Choice {
+  Choice(const EngineRequest& request, const SamplingParams& sampling, const Tokenizer& tokenizer);
+
+  Sequence seq;
+  SequenceSampler sampler;
+  Detokenizer detokenizer;
+  StopStringMatcher stop_matcher;
+  ChoiceDelta delta;  // news since the last publish
+  bool finished = false;
+};
+
+class RequestState {
+ public:
+  // Choice i gets sequence id first_sequence_id + i and, when the request has a seed,
+  // seed + i (vLLM's convention for n > 1: choice i samples as a request with that seed
+  // would). Choice 0 prefills the prompt; the others fork from it (kForkPending).
+  // `stop_token_ids`: EOS ids (unless ignore_eos) and the request's stop_token_ids.
+  RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
+               SequenceId first_sequence_id, const Tokenizer& tokenizer,
+               std::shared_ptr<RequestChannel> channel);
+
+  RequestId id() const { return id_; }
+  const EngineRequest& request() const { return request_; }
+  int32_t num_choices() const { return static_cast<int32_t>(choices_.size()); }
+  Choice& choice(int32_t index) { return *choices_[index]; }
+  RequestChannel& channel() { return *channel_; }
+
+  // Choices > 0 have forked from choice 0 (or there are none).
+  bool forked() const { return forked_; }
+  void set_forked() { forked_ = true; }
+  // Whether the engine already listed this request for the next publish.
+  bool touched = false;
+
+  // Appends a sampled token to `choice` and applies the stop rules in vLLM's order: a stop
+  // token (EOS or stop_token_ids: kept in token_ids, not in the text), a stop string (the
+  // text before it is emitted, the rest never), max_tokens. `logprobs` may be null.
+  // Returns true when the choice has finished; the caller then frees its sequence.
+  bool AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs);
+
+  // Ends every unfinished choice with kAbort.
+  void Abort();
+  // Ends the request with an error (engine shutting down).
+  void Fail(Status error);
+
+  bool finished() const { return num_unfinished_ == 0 || !error_.ok(); }
+  // The news since the last call as one output; nullopt when there is none.
+  std::optional<RequestOutput> TakeOutput();
+
+ private:
+  bool Finish(Choice& choice, FinishReason reason);
+
+  const RequestId id_;
+  const EngineRequest request_;
+  const std::vector<int32_t> stop_token_ids_;
+  std::shared_ptr<RequestChannel> channel_;
+  std::vector<std::unique_ptr<Choice>> choices_;  // [n]; stable addresses for the scheduler
+  int32_t num_unfinished_ = 0;
+  int32_t num_completion_tokens_ = 0;
+  bool forked_ = false;
+  bool has_news_ = false;
+  Status error_;
+};
+
+}  // namespace surge

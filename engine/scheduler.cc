@@ -1,0 +1,183 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+#include "base/check.h"
+
+namespace surge {
+
+Scheduler::Scheduler(const SchedulerOptions& options, KvCacheManager& kv,
+                     std::unique_ptr<SchedulingPolicy> policy)
+    : options_(options),
+      kv_(kv),
+      policy_(policy ? std::move(policy) : std::make_unique<FcfsPolicy>()) {
+  CHECK_GT(options_.max_num_seqs, 0);
+  CHECK_GT(options_.max_num_batched_tokens, 0);
+  running_.reserve(options_.max_num_seqs);
+  candidates_.reserve(options_.max_num_seqs);
+  output_.chunks.reserve(options_.max_num_seqs);
+}
+
+void Scheduler::AddWaiting(Sequence* seq) {
+  CHECK(seq->status == SequenceStatus::kWaiting && seq->num_computed_tokens == 0 &&
+        seq->num_tokens() > 0 && !kv_.Contains(seq->id))
+      << "sequence " << seq->id << " is not a new one";
+  waiting_.push_back(seq);
+}
+
+// A step's plan, in order:
+//   1. every running decode, one token each, oldest first, so that generation never
+//      stalls behind a long prompt;
+//   2. the next chunk of every running sequence still prefilling, oldest first;
+//   3. new admissions in policy order, each with as much of its prompt as the budget
+//      allows (chunked prefill), while the blocks for that chunk can be had and the
+//      sequence cap allows. Skipped when this step already had to preempt: admitting now
+//      would only take back the blocks just freed for the running ones (as vLLM v1).
+// A running sequence that cannot get blocks preempts others (possibly itself); a waiting
+// one simply waits. The oldest running sequence is never a victim while a newer one
+// exists, so it always progresses, and any request that fits the pool alone completes.
+const SchedulerOutput& Scheduler::Schedule() {
+  output_.chunks.clear();
+  output_.num_batched_tokens = 0;
+  output_.num_preempted = 0;
+  budget_tokens_ = options_.max_num_batched_tokens;
+  candidates_.assign(running_.begin(), running_.end());
+  ScheduleRunning(/*decodes=*/true);
+  ScheduleRunning(/*decodes=*/false);
+  if (output_.num_preempted == 0) ScheduleWaiting();
+  for (ScheduledChunk& chunk : output_.chunks) {
+    Sequence& seq = *chunk.seq;
+    seq.num_computed_tokens += chunk.num_tokens;
+    chunk.sample = seq.num_computed_tokens == seq.num_tokens();
+    output_.num_batched_tokens += chunk.num_tokens;
+  }
+  return output_;
+}
+
+void Scheduler::ScheduleRunning(bool decodes) {
+  for (Sequence* seq : candidates_) {
+    if (budget_tokens_ == 0) return;
+    if (seq->status != SequenceStatus::kRunning) continue;  // preempted during this step
+    const int32_t num_pending = seq->num_pending_tokens();
+    DCHECK(num_pending >= 1);
+    if ((num_pending == 1) != decodes) continue;
+    const int32_t num_tokens = std::min(num_pending, budget_tokens_);
+    if (ReserveForRunning(*seq, num_tokens)) AddChunk(*seq, num_tokens);
+  }
+}
+
+void Scheduler::ScheduleWaiting() {
+  while (budget_tokens_ > 0 && !waiting_.empty()) {
+    const size_t index = policy_->PickNextWaiting(waiting_);
+    Sequence& seq = *waiting_[index];
+    if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
+    // With prefix caching, Allocate attaches the cached blocks that NumCachedTokens counted.
+    const int32_t num_cached = kv_.NumCachedTokens(seq.token_ids);
+    const int32_t num_tokens = std::min(seq.num_tokens() - num_cached, budget_tokens_);
+    if (!kv_.Allocate(seq.id, seq.token_ids, num_cached + num_tokens)) return;
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
+    if (seq.num_output_tokens() == 0) seq.num_cached_tokens = num_cached;
+    seq.num_computed_tokens = num_cached;
+    seq.status = SequenceStatus::kRunning;
+    running_.push_back(&seq);
+    num_seq_slots_used_ += seq.num_seq_slots;
+    AddChunk(seq, num_tokens);
+  }
+}
+
+bool Scheduler::ReserveForRunning(Sequence& seq, int32_t num_tokens) {
+  while (!kv_.Allocate(seq.id, seq.token_ids, seq.num_computed_tokens + num_tokens)) {
+    Sequence& victim = *running_[policy_->PickVictim(running_)];
+    Preempt(victim);
+    if (&victim == &seq) return false;
+  }
+  return true;
+}
+
+// Preemption by recompute: the victim loses its blocks and goes back to the front of the
+// queue; when admitted again it prefills prompt + generated tokens and then continues.
+void Scheduler::Preempt(Sequence& seq) {
+  std::erase_if(output_.chunks, [&](const ScheduledChunk& chunk) {
+    if (chunk.seq != &seq) return false;
+    budget_tokens_ += chunk.num_tokens;  // planned earlier in this step: give its tokens back
+    return true;
+  });
+  kv_.Free(seq.id);
+  std::erase(running_, &seq);
+  num_seq_slots_used_ -= seq.num_seq_slots;
+  seq.num_computed_tokens = 0;
+  seq.status = SequenceStatus::kWaiting;
+  waiting_.push_front(&seq);
+  ++num_preemptions_;
+  ++output_.num_preempted;
+}
+
+void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens) {
+  output_.chunks.push_back({&seq, seq.num_computed_tokens, num_tokens, false});
+  budget_tokens_ -= num_tokens;
+}
+
+void Scheduler::Fork(Sequence& parent, std::span<Sequence* const> children) {
+  CHECK(parent.status == SequenceStatus::kRunning &&
+        parent.num_computed_tokens == parent.num_prompt_tokens)
+      << "fork of sequence " << parent.id << " before its prompt is computed";
+  CHECK_LT(static_cast<int32_t>(children.size()), parent.num_seq_slots);
+  for (Sequence* child : children) {
+    CHECK(child->status == SequenceStatus::kForkPending);
+    child->num_computed_tokens = kv_.Fork(parent.id, child->id, parent.num_prompt_tokens);
+    child->status = SequenceStatus::kRunning;
+    child->num_seq_slots = 1;
+    running_.push_back(child);
+  }
+  // The parent's reservation becomes the children's slots; unused ones are released.
+  num_seq_slots_used_ -= parent.num_seq_slots - 1 - static_cast<int32_t>(children.size());
+  parent.num_seq_slots = 1;
+}
+
+void Scheduler::Finish(Sequence& seq) {
+  if (seq.status == SequenceStatus::kRunning) {
+    std::erase(running_, &seq);
+    num_seq_slots_used_ -= seq.num_seq_slots;
+    kv_.Free(seq.id);
+  } else if (seq.status == SequenceStatus::kWaiting) {
+    std::erase(waiting_, &seq);
+  }
+  seq.status = SequenceStatus::kFinished;
+}
+
+Status Scheduler::CheckInvariants() const {
+  std::unordered_set<const Sequence*> seen;
+  int32_t num_slots = 0;
+  for (const Sequence* seq : running_) {
+    const std::string name = "running sequence " + std::to_string(seq->id);
+    if (!seen.insert(seq).second) return InternalError(name + " is queued twice");
+    if (seq->status != SequenceStatus::kRunning) return InternalError(name + " has wrong status");
+    const int64_t num_covered = int64_t{kv_.block_size()} * kv_.BlockTable(seq->id).size();
+    if (num_covered < seq->num_computed_tokens) {
+      return InternalError(name + ": its blocks do not cover its computed tokens");
+    }
+    if (seq->num_pending_tokens() < 1) return InternalError(name + " has nothing to compute");
+    num_slots += seq->num_seq_slots;
+  }
+  for (const Sequence* seq : waiting_) {
+    const std::string name = "waiting sequence " + std::to_string(seq->id);
+    if (!seen.insert(seq).second) return InternalError(name + " is queued twice");
+    if (seq->status != SequenceStatus::kWaiting) return InternalError(name + " has wrong status");
+    if (seq->num_computed_tokens != 0 || kv_.Contains(seq->id)) {
+      return InternalError(name + " holds KV");
+    }
+  }
+  if (num_slots != num_seq_slots_used_ || num_slots > options_.max_num_seqs) {
+    return InternalError("running sequences take " + std::to_string(num_slots) +
+                         " slots, counted " + std::to_string(num_seq_slots_used_) +
+                         ", max_num_seqs " + std::to_string(options_.max_num_seqs));
+  }
+  if (kv_.num_sequences() != num_running()) {
+    return InternalError("the KV cache holds sequences that are not running");
+  }
+  return kv_.CheckInvariants();
+}
+
+}  // namespace surge

@@ -1,0 +1,97 @@
+// Scheduler: continuous batching with chunked prefill. Each step it decides which
+// sequences run and how many tokens each, within a token budget and a sequence cap,
+// getting KV blocks from the KvCacheManager and preempting (by recompute) when they run
+// out. Owns no sequences; runs on the engine thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/scheduling_policy.h"
+#include "engine/sequence.h"
+#include "kv/kv_cache_manager.h"
+
+namespace surge {
+
+struct SchedulerOptions {
+  int32_t max_num_seqs = 256;             // running sequences at once
+  int32_t max_num_batched_tokens = 2048;  // tokens per forward pass (decodes + chunks)
+};
+
+// Tokens [start_position, start_position + num_tokens) of one sequence run this step.
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int32_t start_position = 0;
+  int32_t num_tokens = 0;
+  bool sample = false;  // the chunk reaches the sequence's last token: sample its logits
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledChunk> chunks;  // decodes first, then prefill chunks
+  int32_t num_batched_tokens = 0;
+  int32_t num_preempted = 0;  // sequences preempted while making this plan
+};
+
+class Scheduler {
+ public:
+  // `kv` is borrowed and must outlive the scheduler. Null policy means FCFS.
+  Scheduler(const SchedulerOptions& options, KvCacheManager& kv,
+            std::unique_ptr<SchedulingPolicy> policy = nullptr);
+
+  // Queues a new sequence (status kWaiting, nothing computed) behind the others.
+  void AddWaiting(Sequence* seq);
+
+  // Plans the next step (see scheduler.cc for the order) and advances each scheduled
+  // sequence's num_computed_tokens, so the plan is what the next forward pass computes.
+  // The returned output is reused by the next call.
+  const SchedulerOutput& Schedule();
+
+  // `parent` (running, its prompt just computed) hands its full prompt blocks to
+  // `children` (kForkPending, each holding the prompt plus its first sampled token),
+  // which join the running sequences and recompute the rest of the prompt themselves.
+  void Fork(Sequence& parent, std::span<Sequence* const> children);
+
+  // Removes a finished or cancelled sequence wherever it is and frees its blocks at once.
+  void Finish(Sequence& seq);
+
+  bool HasWork() const { return !running_.empty() || !waiting_.empty(); }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  int32_t num_seq_slots_used() const { return num_seq_slots_used_; }
+  int64_t num_preemptions() const { return num_preemptions_; }
+  const SchedulerOptions& options() const { return options_; }
+  std::span<Sequence* const> running() const { return running_; }
+  const std::deque<Sequence*>& waiting() const { return waiting_; }
+
+  // For tests, between steps (after the engine appended the sampled tokens): statuses
+  // agree with the queues, running sequences' blocks cover their computed tokens and
+  // each has a token to compute, waiting ones hold no KV, the sequence cap holds, and
+  // the KV cache manager's own invariants hold.
+  Status CheckInvariants() const;
+
+ private:
+  void ScheduleRunning(bool decodes);
+  void ScheduleWaiting();
+  // Gets blocks for `num_tokens` more of `seq`'s tokens, preempting victims chosen by the
+  // policy until they fit. False when `seq` itself had to be preempted.
+  bool ReserveForRunning(Sequence& seq, int32_t num_tokens);
+  void Preempt(Sequence& seq);
+  void AddChunk(Sequence& seq, int32_t num_tokens);
+
+  SchedulerOptions options_;
+  KvCacheManager& kv_;
+  std::unique_ptr<SchedulingPolicy> policy_;
+  std::vector<Sequence*> running_;  // admission order
+  std::deque<Sequence*> waiting_;   // arrival order; preempted ones at the front
+  int32_t num_seq_slots_used_ = 0;  // sum of num_seq_slots over running_
+  int64_t num_preemptions_ = 0;
+  int32_t budget_tokens_ = 0;  // left in the step being planned
+  SchedulerOutput output_;
+  std::vector<Sequence*> candidates_;  // running_ at the start of the step, reused
+};
+
+}  // namespace surge
