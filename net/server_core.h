@@ -1,0 +1,74 @@
+// ServerCore: the io_context, listener, routes and connection registry behind HttpServer.
+// Shared (shared_ptr) with every connection so that it outlives the last of them. Internal.
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "base/status.h"
+#include "net/http_server.h"
+
+namespace surge::net::internal {
+
+class ServerConnection;
+
+class ServerCore : public std::enable_shared_from_this<ServerCore> {
+ public:
+  explicit ServerCore(HttpServerOptions options);
+  ~ServerCore();
+
+  // Before Start only.
+  void AddRoute(std::string method, std::string path, Handler handler);
+
+  // Binds and listens; sets *port to the bound port and starts accepting.
+  Status Listen(uint16_t* port);
+  void Run();  // the io thread's body
+
+  // Thread-safe: runs `task` on the io thread. False once BlockPosts was called, so that
+  // nothing lands in a queue that no thread will run.
+  bool Post(std::function<void()> task);
+  // Stop() part two: refuse further posts and let io_context::run return when idle.
+  void BlockPosts();
+
+  // io thread only.
+  void HandleRequest(HttpRequest request, std::shared_ptr<ResponseWriter> writer);
+  void Unregister(uint64_t connection_id);
+  void DrainNow();
+  void CloseAll();
+
+  boost::asio::io_context& io() { return io_; }
+  const HttpServerOptions& options() const { return options_; }
+
+  std::atomic<bool> draining{false};
+  std::atomic<int64_t> num_accepted{0};
+  std::atomic<int64_t> num_open{0};
+  std::atomic<int64_t> num_requests{0};
+
+ private:
+  void Accept();
+  void OnAccept(const boost::system::error_code& ec, boost::asio::ip::tcp::socket socket);
+
+  boost::asio::io_context io_;  // first member: destroyed last
+  const HttpServerOptions options_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_timer_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
+  std::unordered_map<uint64_t, std::weak_ptr<ServerConnection>> connections_;  // io thread
+  uint64_t next_connection_id_ = 1;
+  std::shared_mutex post_mu_;
+  bool posts_blocked_ = false;  // guarded by post_mu_
+};
+
+}  // namespace surge::net::internal
