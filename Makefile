@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 .PHONY: run test setup build bench clean
 
 run: build
-	./$(BUILD_DIR)/surge generate --model $(MODEL) --prompt "$(PROMPT)" --max-tokens 256
+	./$(BUILD_DIR)/surge serve $(MODEL) --host 127.0.0.1 --port 8000
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)

@@ -17,6 +17,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"generate", surge::RunGenerate, "generate text from a prompt on one model (offline)"},
     {"tokenize", surge::RunTokenize, "encode text to token ids, or decode ids to text"},
+    {"serve", surge::RunServe, "serve a model over an OpenAI-compatible HTTP API"},
 };
 
 void PrintUsage(FILE* out) {

@@ -1,0 +1,115 @@
+#include "api/chat_input.h"
+
+#include <string>
+
+namespace surge::api {
+namespace {
+
+// Text parts joined with newlines; other part types (images, audio) are refused.
+ApiResult<Json> FlattenContent(const Json& content, const std::string& where) {
+  if (content.is_null() || content.is_string()) return content;
+  if (!content.is_array()) {
+    return InvalidParam(where, where + " must be a string or a list of content parts, got " +
+                                   JsonTypeName(content));
+  }
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& part = content[i];
+    const std::string part_where = where + "[" + std::to_string(i) + "]";
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      return InvalidParam(where, part_where + " must be an object with a string \"type\"");
+    }
+    const std::string type = part["type"].get<std::string>();
+    if (type != "text") return InvalidParam(where, part_where + ": content type '" + type + "' is not supported");
+    if (!part.contains("text") || !part["text"].is_string()) {
+      return InvalidParam(where, part_where + ".text must be a string");
+    }
+    if (i > 0) text += '\n';
+    text += part["text"].get<std::string>();
+  }
+  return Json(text);
+}
+
+// tool_calls[i].function.arguments arrives as a JSON string; templates want the object.
+ApiResult<Json> ParseToolCalls(const Json& tool_calls, const std::string& where) {
+  if (!tool_calls.is_array()) return InvalidParam(where, where + " must be a list");
+  Json parsed = tool_calls;
+  for (Json& call : parsed) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) {
+      return InvalidParam(where, where + " items must be objects with a \"function\" object");
+    }
+    Json& function = call["function"];
+    if (!function.contains("arguments") || !function["arguments"].is_string()) continue;
+    Json arguments = Json::parse(function["arguments"].get<std::string>(), nullptr, false);
+    if (arguments.is_discarded()) {
+      return InvalidParam(where, where + ": function.arguments must be a JSON-encoded string");
+    }
+    function["arguments"] = std::move(arguments);
+  }
+  return parsed;
+}
+
+ApiResult<Json> ParseMessage(const Json& message, size_t index) {
+  const std::string where = "messages[" + std::to_string(index) + "]";
+  if (!message.is_object()) return InvalidParam("messages", where + " must be an object, got " + JsonTypeName(message));
+  if (!message.contains("role") || !message["role"].is_string()) {
+    return InvalidParam("messages", where + ".role must be a string");
+  }
+  Json normalized = message;
+  if (message.contains("content")) {
+    ApiResult<Json> content = FlattenContent(message["content"], where + ".content");
+    if (!content.ok()) return ApiError{content.error().status, "messages", ""};
+    normalized["content"] = std::move(content).value();
+  }
+  if (message.contains("tool_calls") && !message["tool_calls"].is_null()) {
+    ApiResult<Json> calls = ParseToolCalls(message["tool_calls"], where + ".tool_calls");
+    if (!calls.ok()) return ApiError{calls.error().status, "messages", ""};
+    normalized["tool_calls"] = std::move(calls).value();
+  }
+  return normalized;
+}
+
+void ReadMessages(FieldReader& reader, Json* messages) {
+  const Json* value = reader.Find("messages");
+  if (value == nullptr) return reader.Require(false, "messages", "messages is required");
+  if (!value->is_array()) {
+    return reader.Require(false, "messages", "messages must be a list, got " + JsonTypeName(*value));
+  }
+  if (value->empty()) return reader.Require(false, "messages", "messages must not be empty");
+  for (size_t i = 0; i < value->size(); ++i) {
+    ApiResult<Json> message = ParseMessage((*value)[i], i);
+    if (!message.ok()) return reader.Fail(message.error());
+    messages->push_back(std::move(message).value());
+  }
+}
+
+void ReadTools(FieldReader& reader, Json* tools) {
+  const Json* value = reader.Find("tools");
+  if (value == nullptr) return;
+  if (!value->is_array()) return reader.Require(false, "tools", "tools must be a list, got " + JsonTypeName(*value));
+  for (const Json& tool : *value) {
+    const bool valid = tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+                       tool["function"].contains("name") && tool["function"]["name"].is_string();
+    if (!valid) return reader.Require(false, "tools", "tools must hold {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  }
+  *tools = *value;
+}
+
+}  // namespace
+
+void ReadChatInput(FieldReader& reader, ChatInput* input) {
+  ReadMessages(reader, &input->messages);
+  ReadTools(reader, &input->tools);
+  reader.Bool("add_generation_prompt", &input->add_generation_prompt);
+  reader.Bool("continue_final_message", &input->continue_final_message);
+  // As vLLM: an open final message and a new assistant turn contradict each other.
+  reader.Require(!(input->continue_final_message && input->add_generation_prompt), "continue_final_message",
+                 "continue_final_message and add_generation_prompt cannot both be true");
+  if (const Json* kwargs = reader.Find("chat_template_kwargs")) {
+    reader.Require(kwargs->is_object(), "chat_template_kwargs",
+                   "chat_template_kwargs must be an object, got " + JsonTypeName(*kwargs));
+    if (kwargs->is_object()) input->chat_template_kwargs = *kwargs;
+  }
+}
+
+}  // namespace surge::api

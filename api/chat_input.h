@@ -1,0 +1,28 @@
+// ChatInput: the part of a chat request that becomes the prompt — messages, tools and the
+// chat-template switches — read as vLLM reads them, in the shape chat templates expect.
+// Shared by /v1/chat/completions and /tokenize.
+#pragma once
+
+#include "api/error.h"
+#include "api/field_reader.h"
+
+namespace surge::api {
+
+struct ChatInput {
+  // The messages as the template sees them: every content a string (text parts joined
+  // with "\n", as vLLM's "string" content format does) or null, and tool-call arguments
+  // parsed from their JSON string into objects (templates render them with |tojson).
+  // Other message fields (name, tool_call_id, ...) pass through.
+  Json messages = Json::array();
+  Json tools;  // the request's tools (a list of {"type": "function", ...}); null when absent
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;  // leave the last (assistant) message open
+  Json chat_template_kwargs = Json::object();  // extra template variables
+};
+
+// Reads messages, tools, add_generation_prompt, continue_final_message and
+// chat_template_kwargs. Errors are kept in `reader`; each names its field
+// ("messages[2].content").
+void ReadChatInput(FieldReader& reader, ChatInput* input);
+
+}  // namespace surge::api

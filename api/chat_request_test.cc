@@ -1,0 +1,121 @@
+// ParseChatCompletionRequest: message shapes as templates need them, the chat-only
+// parameters, and an error naming the parameter for each malformed one.
+#include "api/chat_request.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace surge::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+ChatCompletionRequest Parse(std::string_view body) {
+  ApiResult<ChatCompletionRequest> request = ParseChatCompletionRequest(body);
+  EXPECT_TRUE(request.ok()) << body << ": " << request.error().status.message();
+  return request.ok() ? std::move(request).value() : ChatCompletionRequest{};
+}
+
+TEST(ChatRequestTest, StringContentAndDefaults) {
+  ChatCompletionRequest request = Parse(R"({"model": "m", "messages": [
+      {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]})");
+  ASSERT_EQ(request.input.messages.size(), 2u);
+  EXPECT_EQ(request.input.messages[1]["content"], "Hi");
+  EXPECT_TRUE(request.input.add_generation_prompt);
+  EXPECT_FALSE(request.input.continue_final_message);
+  EXPECT_TRUE(request.input.tools.is_null());
+  EXPECT_TRUE(request.input.chat_template_kwargs.empty());
+  EXPECT_FALSE(request.add_special_tokens);
+  EXPECT_EQ(request.params.top_logprobs, -1);
+  EXPECT_FALSE(request.params.max_tokens.has_value());
+}
+
+TEST(ChatRequestTest, ContentPartsJoinWithNewlines) {
+  ChatCompletionRequest request = Parse(R"({"messages": [{"role": "user", "content": [
+      {"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}]})");
+  EXPECT_EQ(request.input.messages[0]["content"], "one\ntwo");
+}
+
+TEST(ChatRequestTest, ToolsToolCallsAndToolMessages) {
+  ChatCompletionRequest request = Parse(R"({"messages": [
+      {"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "sunny"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})");
+  const Json& call = request.input.messages[1]["tool_calls"][0];
+  EXPECT_EQ(call["function"]["arguments"]["city"], "Paris");  // parsed for the template
+  EXPECT_TRUE(request.input.messages[1]["content"].is_null());
+  EXPECT_EQ(request.input.messages[2]["tool_call_id"], "c1");
+  ASSERT_TRUE(request.input.tools.is_array());
+  EXPECT_EQ(request.input.tools[0]["function"]["name"], "get_weather");
+}
+
+TEST(ChatRequestTest, TemplateSwitchesAndChatParameters) {
+  ChatCompletionRequest request = Parse(R"({"messages": [{"role": "assistant", "content": "Once"}],
+      "add_generation_prompt": false, "continue_final_message": true,
+      "chat_template_kwargs": {"enable_thinking": false}, "max_tokens": 5,
+      "max_completion_tokens": 9, "logprobs": true, "top_logprobs": 4, "add_special_tokens": true})");
+  EXPECT_FALSE(request.input.add_generation_prompt);
+  EXPECT_TRUE(request.input.continue_final_message);
+  EXPECT_EQ(request.input.chat_template_kwargs["enable_thinking"], false);
+  EXPECT_EQ(request.params.max_tokens, 9);  // max_completion_tokens wins
+  EXPECT_EQ(request.params.top_logprobs, 4);
+  EXPECT_TRUE(request.add_special_tokens);
+  EXPECT_EQ(Parse(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})")
+                .params.top_logprobs,
+            0);
+  EXPECT_EQ(Parse(R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 5})")
+                .params.max_tokens,
+            5);
+}
+
+struct BadCase {
+  const char* body;
+  const char* param;
+  const char* message;
+};
+
+class ChatRequestErrorTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ChatRequestErrorTest, NamesTheParameter) {
+  const BadCase& c = GetParam();
+  ApiResult<ChatCompletionRequest> request = ParseChatCompletionRequest(c.body);
+  ASSERT_FALSE(request.ok()) << c.body;
+  EXPECT_EQ(request.error().param, c.param) << c.body;
+  EXPECT_THAT(request.error().status.message(), HasSubstr(c.message)) << c.body;
+}
+
+#define MSGS R"("messages": [{"role": "user", "content": "x"}])"
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ChatRequestErrorTest,
+    ::testing::Values(
+        BadCase{R"({"model": "m"})", "messages", "messages is required"},
+        BadCase{R"({"messages": []})", "messages", "must not be empty"},
+        BadCase{R"({"messages": "hi"})", "messages", "must be a list"},
+        BadCase{R"({"messages": ["hi"]})", "messages", "messages[0] must be an object"},
+        BadCase{R"({"messages": [{"content": "hi"}]})", "messages", "messages[0].role"},
+        BadCase{R"({"messages": [{"role": "user", "content": 5}]})", "messages", "messages[0].content"},
+        BadCase{R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})",
+                "messages", "'image_url' is not supported"},
+        BadCase{R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})", "messages", ".text"},
+        BadCase{R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{"}}]}]})",
+                "messages", "JSON-encoded"},
+        BadCase{R"({"messages": [{"role": "assistant", "tool_calls": 3}]})", "messages", "tool_calls"},
+        BadCase{"{" MSGS R"(, "tools": {}})", "tools", "must be a list"},
+        BadCase{"{" MSGS R"(, "tools": [{"type": "function"}]})", "tools", "function"},
+        BadCase{"{" MSGS R"(, "continue_final_message": true})", "continue_final_message", "cannot both"},
+        BadCase{"{" MSGS R"(, "add_generation_prompt": "yes"})", "add_generation_prompt", "boolean"},
+        BadCase{"{" MSGS R"(, "chat_template_kwargs": []})", "chat_template_kwargs", "must be an object"},
+        BadCase{"{" MSGS R"(, "max_completion_tokens": 0})", "max_completion_tokens", "[1,"},
+        BadCase{"{" MSGS R"(, "max_tokens": -1})", "max_tokens", "[1,"},
+        BadCase{"{" MSGS R"(, "logprobs": 2})", "logprobs", "must be a boolean"},
+        BadCase{"{" MSGS R"(, "top_logprobs": 2})", "top_logprobs", "requires logprobs"},
+        BadCase{"{" MSGS R"(, "logprobs": true, "top_logprobs": 21})", "top_logprobs", "[0, 20]"},
+        BadCase{"{" MSGS R"(, "temperature": -1})", "temperature", ">= 0"},
+        BadCase{"{" MSGS R"(, "n": "2"})", "n", "must be an integer"}));
+#undef MSGS
+
+}  // namespace
+}  // namespace surge::api

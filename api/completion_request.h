@@ -1,0 +1,35 @@
+// CompletionRequest: a parsed and validated POST /v1/completions body.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/error.h"
+#include "api/generation_params.h"
+
+namespace surge::api {
+
+// One prompt, given as text or as token ids.
+struct CompletionPrompt {
+  bool is_tokens = false;
+  std::string text;
+  std::vector<int32_t> token_ids;
+};
+
+struct CompletionRequest {
+  // OpenAI's prompt: a string, a list of strings, a list of token ids or a list of such
+  // lists. Never empty, and no prompt in it is empty. Several prompts make several
+  // generations; choice i * n + j is prompt i's j-th.
+  std::vector<CompletionPrompt> prompts;
+  GenerationParams params;         // logprobs (an int) lands in params.top_logprobs
+  bool add_special_tokens = true;  // vLLM's extension: BOS etc. for text prompts
+};
+
+ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body);
+ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object);
+
+}  // namespace surge::api

@@ -1,0 +1,121 @@
+#include "api/generation_params.h"
+
+#include <cmath>
+
+#include "base/utf8.h"
+
+namespace surge::api {
+namespace {
+
+// OpenAI's stop: one string or a list of strings; none may be empty.
+void ReadStop(FieldReader& reader, std::vector<std::string>* stop) {
+  const Json* value = reader.Find("stop");
+  if (value == nullptr) return;
+  if (value->is_string()) {
+    stop->push_back(value->get<std::string>());
+  } else if (value->is_array()) {
+    for (const Json& item : *value) {
+      if (!item.is_string()) {
+        return reader.Require(false, "stop", "stop must be a string or a list of strings, got a list holding " +
+                                                 JsonTypeName(item));
+      }
+      stop->push_back(item.get<std::string>());
+    }
+  } else {
+    return reader.Require(false, "stop", "stop must be a string or a list of strings, got " + JsonTypeName(*value));
+  }
+  for (const std::string& text : *stop) reader.Require(!text.empty(), "stop", "stop strings must not be empty");
+}
+
+void ReadStopTokenIds(FieldReader& reader, std::vector<int32_t>* ids) {
+  const Json* value = reader.Find("stop_token_ids");
+  if (value == nullptr) return;
+  if (!value->is_array()) {
+    return reader.Require(false, "stop_token_ids",
+                          "stop_token_ids must be a list of token ids, got " + JsonTypeName(*value));
+  }
+  for (const Json& item : *value) {
+    std::optional<int64_t> id = AsInteger(item);
+    if (!id || *id < 0 || *id > INT32_MAX) {
+      return reader.Require(false, "stop_token_ids", "stop_token_ids must hold non-negative integers");
+    }
+    ids->push_back(static_cast<int32_t>(*id));
+  }
+}
+
+void ReadStreamOptions(FieldReader& reader, GenerationParams* params) {
+  const Json* options = reader.Find("stream_options");
+  if (options == nullptr) return;
+  if (!options->is_object()) {
+    return reader.Require(false, "stream_options", "stream_options must be an object, got " + JsonTypeName(*options));
+  }
+  // As OpenAI: options for a stream that is not requested are a mistake worth reporting.
+  reader.Require(params->stream, "stream_options", "stream_options is only allowed when stream is true");
+  FieldReader inner(*options);
+  inner.Bool("include_usage", &params->include_usage);
+  if (inner.failed()) {
+    reader.Fail(InvalidParam("stream_options.include_usage", inner.error().status.message()));
+  }
+}
+
+// Written as !(in range) so that NaN fails too (JSON has no NaN, but 1e400 is inf).
+void ReadSampling(FieldReader& reader, GenerationParams* params) {
+  if (reader.Number("temperature", &params->temperature)) {
+    reader.Require(params->temperature >= 0 && std::isfinite(params->temperature), "temperature",
+                   "temperature must be >= 0");
+  }
+  if (reader.Number("top_p", &params->top_p)) {
+    reader.Require(params->top_p > 0 && params->top_p <= 1, "top_p", "top_p must be in (0, 1]");
+  }
+  reader.IntInRange("top_k", -1, INT32_MAX, &params->top_k);
+  if (reader.Number("min_p", &params->min_p)) {
+    reader.Require(params->min_p >= 0 && params->min_p <= 1, "min_p", "min_p must be in [0, 1]");
+  }
+  for (auto [name, value] : {std::pair{"presence_penalty", &params->presence_penalty},
+                             std::pair{"frequency_penalty", &params->frequency_penalty}}) {
+    if (reader.Number(name, value)) {
+      reader.Require(*value >= -2 && *value <= 2, name, std::string(name) + " must be in [-2, 2]");
+    }
+  }
+  if (reader.Number("repetition_penalty", &params->repetition_penalty)) {
+    reader.Require(params->repetition_penalty > 0 && std::isfinite(params->repetition_penalty),
+                   "repetition_penalty", "repetition_penalty must be > 0");
+  }
+  int64_t seed = 0;
+  if (reader.Int("seed", &seed)) params->seed = seed;
+}
+
+}  // namespace
+
+void ReadGenerationParams(FieldReader& reader, GenerationParams* params) {
+  reader.String("model", &params->model);
+  int64_t max_tokens = 0;
+  if (reader.IntInRange("max_tokens", 1, INT64_MAX, &max_tokens)) params->max_tokens = max_tokens;
+  ReadSampling(reader, params);
+  ReadStop(reader, &params->stop);
+  ReadStopTokenIds(reader, &params->stop_token_ids);
+  reader.Bool("ignore_eos", &params->ignore_eos);
+  reader.IntInRange("n", 1, kMaxN, &params->n);
+  reader.Bool("stream", &params->stream);
+  ReadStreamOptions(reader, params);
+  reader.Bool("skip_special_tokens", &params->skip_special_tokens);
+  reader.String("user", &params->user);
+  reader.IntInRange("priority", INT32_MIN, INT32_MAX, &params->priority);
+}
+
+ApiResult<Json> ParseRequestObject(std::string_view body) {
+  if (!IsValidUtf8(body)) return InvalidParam("", "the request body is not valid UTF-8");
+  Json object;
+  try {
+    object = Json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() names the line and column: "[json.exception.parse_error.101] parse error at ...".
+    return InvalidParam("", std::string("the request body is not valid JSON: ") + e.what());
+  }
+  if (!object.is_object()) {
+    return InvalidParam("", "the request body must be a JSON object, got " + JsonTypeName(object));
+  }
+  return object;
+}
+
+}  // namespace surge::api

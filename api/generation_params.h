@@ -1,0 +1,50 @@
+// GenerationParams: the sampling, stopping and streaming parameters that /v1/completions
+// and /v1/chat/completions share, read and range-checked as vLLM's OpenAI server does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/error.h"
+#include "api/field_reader.h"
+
+namespace surge::api {
+
+inline constexpr int32_t kMaxN = 128;          // OpenAI's limit on choices per request
+inline constexpr int32_t kMaxLogprobs = 20;    // top alternatives per token (OpenAI's and vLLM's cap)
+
+struct GenerationParams {
+  std::string model;                 // "" when absent: the served model
+  std::optional<int64_t> max_tokens; // absent: whatever context the prompt leaves
+  double temperature = 1.0;          // >= 0; 0 is greedy
+  double top_p = 1.0;                // (0, 1]
+  int32_t top_k = -1;                // -1 or 0: off
+  double min_p = 0.0;                // [0, 1]
+  std::optional<int64_t> seed;
+  std::vector<std::string> stop;     // stop strings (OpenAI: a string or a list)
+  std::vector<int32_t> stop_token_ids;
+  double presence_penalty = 0.0;     // [-2, 2]
+  double frequency_penalty = 0.0;    // [-2, 2]
+  double repetition_penalty = 1.0;   // > 0
+  int32_t top_logprobs = -1;         // -1: no logprobs; k >= 0: the chosen token and k more
+  bool ignore_eos = false;
+  int32_t n = 1;
+  bool stream = false;
+  bool include_usage = false;        // stream_options.include_usage
+  bool skip_special_tokens = true;
+  std::string user;
+  int32_t priority = 0;              // lower is more urgent
+};
+
+// Reads every shared field of `object` into `params` (max_tokens only; chat's
+// max_completion_tokens is the caller's). Errors are kept in `reader`.
+void ReadGenerationParams(FieldReader& reader, GenerationParams* params);
+
+// Parses a request body: valid UTF-8 (400 otherwise), valid JSON, an object.
+ApiResult<Json> ParseRequestObject(std::string_view body);
+
+}  // namespace surge::api

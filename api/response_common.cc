@@ -1,0 +1,38 @@
+#include "api/response_common.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+namespace surge::api {
+
+std::string NewResponseId(std::string_view prefix) {
+  // One generator per thread: ids are made on several server threads at once.
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(prefix);
+  for (int half = 0; half < 2; ++half) {
+    uint64_t bits = rng();
+    for (int i = 0; i < 16; ++i, bits >>= 4) id += kHex[bits & 15];
+  }
+  return id;
+}
+
+int64_t UnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Json UsageJson(const Usage& usage) {
+  return Json{{"prompt_tokens", usage.prompt_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+              {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+}
+
+double ClampLogprob(double logprob) { return std::max(logprob, -9999.0); }
+
+std::string Dump(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace surge::api

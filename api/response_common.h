@@ -1,0 +1,63 @@
+// What completion and chat responses share: the response's identity, usage, per-token
+// logprobs and one choice's output, plus ids and the stream terminator.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/field_reader.h"
+
+namespace surge::api {
+
+// Identical in every chunk of one stream.
+struct ResponseMeta {
+  std::string id;       // "cmpl-..." / "chatcmpl-..."
+  int64_t created = 0;  // Unix seconds
+  std::string model;
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+};
+
+struct TopLogprob {
+  std::string token;  // the token's text
+  double logprob = 0;
+};
+
+struct TokenLogprobInfo {
+  std::string token;
+  double logprob = 0;
+  std::vector<TopLogprob> top;  // best first
+};
+
+// One choice's text (all of it, or one streamed delta of it).
+struct ChoiceOutput {
+  int32_t index = 0;
+  std::string text;
+  std::optional<std::vector<TokenLogprobInfo>> logprobs;  // nullopt: not requested
+  int64_t text_offset = 0;  // completions: characters of this choice's text before `text`
+  std::optional<std::string> finish_reason;  // "stop", "length", "abort"; nullopt: not yet
+};
+
+// A fresh id: `prefix` + 32 random hex digits ("cmpl-1f3a...").
+std::string NewResponseId(std::string_view prefix);
+int64_t UnixSeconds();
+
+// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details": {"cached_tokens"}}
+Json UsageJson(const Usage& usage);
+// JSON cannot hold -inf: as vLLM, logprobs are clamped to -9999.
+double ClampLogprob(double logprob);
+// Serializes for the wire; invalid UTF-8 never throws (it cannot occur in engine text,
+// which is complete UTF-8, but a token's own text may be a lone byte).
+std::string Dump(const Json& value);
+
+// The payload of the stream's last event: "data: [DONE]".
+inline constexpr std::string_view kStreamDone = "[DONE]";
+
+}  // namespace surge::api

@@ -1,0 +1,91 @@
+// Response and chunk builders: byte-exact OpenAI shapes for both endpoints.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "api/chat_response.h"
+#include "api/completion_response.h"
+
+namespace surge::api {
+namespace {
+
+const ResponseMeta kMeta{"cmpl-abc", 1700000000, "stories"};
+
+TEST(ResponseTest, NewResponseIdHasPrefixAndRandomHex) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 100; ++i) ids.insert(NewResponseId("chatcmpl-"));
+  EXPECT_EQ(ids.size(), 100u);
+  const std::string id = *ids.begin();
+  EXPECT_EQ(id.rfind("chatcmpl-", 0), 0u);
+  EXPECT_EQ(id.size(), 9u + 32u);
+}
+
+TEST(ResponseTest, CompletionResponse) {
+  ChoiceOutput choice{0, "Hi", std::nullopt, 0, "length"};
+  EXPECT_EQ(CompletionResponseJson(kMeta, {choice}, Usage{5, 2, 1}),
+            R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
+            R"("choices":[{"index":0,"text":"Hi","logprobs":null,"finish_reason":"length"}],)"
+            R"("usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,)"
+            R"("prompt_tokens_details":{"cached_tokens":1}}})");
+}
+
+TEST(ResponseTest, CompletionChunks) {
+  ChoiceOutput delta{1, " there", std::nullopt, 0, std::nullopt};
+  EXPECT_EQ(CompletionChunkJson(kMeta, delta, false),
+            R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
+            R"("choices":[{"index":1,"text":" there","logprobs":null,"finish_reason":null}]})");
+  EXPECT_EQ(CompletionChunkJson(kMeta, delta, true).find(R"(,"usage":null})") != std::string::npos, true);
+  EXPECT_EQ(CompletionUsageChunkJson(kMeta, Usage{3, 4, 0}),
+            R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
+            R"("choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,)"
+            R"("prompt_tokens_details":{"cached_tokens":0}}})");
+}
+
+TEST(ResponseTest, CompletionLogprobsWithOffsetsAndClampedInfinity) {
+  std::vector<TokenLogprobInfo> logprobs = {
+      {" a", -0.5, {{" a", -0.5}, {" b", -1.5}}},
+      {"é", -std::numeric_limits<double>::infinity(), {}},
+  };
+  EXPECT_EQ(CompletionLogprobsJson(logprobs, 10).dump(),
+            R"({"tokens":[" a","é"],"token_logprobs":[-0.5,-9999.0],)"
+            R"("top_logprobs":[{" a":-0.5," b":-1.5},{"é":-9999.0}],"text_offset":[10,12]})");
+}
+
+TEST(ResponseTest, ChatResponse) {
+  ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop"};
+  EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {choice}, Usage{2, 1, 0}),
+            R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"message":{"role":"assistant","content":"Hello","refusal":null},)"
+            R"("logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":2,)"
+            R"("completion_tokens":1,"total_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}})");
+}
+
+TEST(ResponseTest, ChatChunks) {
+  const ResponseMeta meta{"chatcmpl-x", 1, "m"};
+  EXPECT_EQ(ChatRoleChunkJson(meta, 0, false),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,)"
+            R"("finish_reason":null}]})");
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "Hi", std::nullopt, 0, std::nullopt}, true),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],)"
+            R"("usage":null})");
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "length"}, false),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})");
+  EXPECT_EQ(ChatUsageChunkJson(meta, Usage{1, 2, 0}),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,)"
+            R"("prompt_tokens_details":{"cached_tokens":0}}})");
+}
+
+TEST(ResponseTest, ChatLogprobs) {
+  std::vector<TokenLogprobInfo> logprobs = {{"Hi", -0.25, {{"Hi", -0.25}, {"Yo", -2}}}};
+  EXPECT_EQ(ChatLogprobsJson(logprobs).dump(),
+            R"({"content":[{"token":"Hi","logprob":-0.25,"bytes":[72,105],"top_logprobs":[)"
+            R"({"token":"Hi","logprob":-0.25,"bytes":[72,105]},{"token":"Yo","logprob":-2.0,"bytes":[89,111]}]}],)"
+            R"("refusal":null})");
+}
+
+}  // namespace
+}  // namespace surge::api

@@ -1,0 +1,180 @@
+// surge serve: one model behind the OpenAI-compatible HTTP API until SIGTERM/SIGINT, which
+// drains in-flight requests (up to --drain-timeout) and exits 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/byte_size.h"
+#include "apps/commands.h"
+#include "apps/serve_runtime.h"
+#include "base/flags.h"
+
+namespace surge {
+namespace {
+
+const char kSummary[] =
+    "surge serve MODEL_DIR [flags] (or --model MODEL_DIR)\n"
+    "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible HTTP API:\n"
+    "/v1/completions, /v1/chat/completions, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
+
+struct ServeFlags {
+  std::string model;
+  std::string host = "127.0.0.1";
+  int64_t port = 8000;
+  std::string served_model_name;
+  std::string chat_template;
+  int64_t block_size = 16;
+  std::string kv_cache_memory;
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t max_waiting = 1024;
+  std::string max_body_size = "8MiB";
+  double drain_timeout = 30;
+  int64_t threads = 0;
+  bool help = false;
+};
+
+void Register(FlagParser& parser, ServeFlags& f) {
+  parser.AddString("model", &f.model, "model directory (or give it as the first argument)");
+  parser.AddString("host", &f.host, "address to listen on (default 127.0.0.1)");
+  parser.AddInt("port", &f.port, "port to listen on; 0 picks a free one (default 8000)");
+  parser.AddString("served-model-name", &f.served_model_name, "model id in the API (default: the directory's name)");
+  parser.AddString("chat-template", &f.chat_template, "Jinja chat template file, overriding the model's");
+  parser.AddInt("block-size", &f.block_size, "tokens per KV cache block (default 16)");
+  parser.AddString("kv-cache-memory", &f.kv_cache_memory,
+                   "KV cache size: bytes (2GiB, 512MiB) or a fraction of free memory (0.2); default: "
+                   "max-num-seqs full contexts, at most 0.2 of free memory");
+  parser.AddInt("max-num-seqs", &f.max_num_seqs, "sequences in one batch (default 256)");
+  parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
+  parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");
+  parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
+  parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
+  parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
+  parser.AddBool("help", &f.help, "show this help");
+}
+
+// Checks ranges and fills the config; errors are usage errors.
+Status ToConfig(const ServeFlags& f, ServeConfig* config) {
+  if (f.model.empty()) return InvalidArgumentError("a model directory is required (see `surge serve --help`)");
+  if (f.port < 0 || f.port > 65535) return InvalidArgumentError("--port must be in [0, 65535]");
+  if (f.block_size < 1 || f.block_size > 4096) return InvalidArgumentError("--block-size must be in [1, 4096]");
+  if (f.max_num_seqs < 1 || f.max_num_seqs > 1 << 20) return InvalidArgumentError("--max-num-seqs must be >= 1");
+  if (f.max_num_batched_tokens < 1 || f.max_num_batched_tokens > 1 << 24) {
+    return InvalidArgumentError("--max-num-batched-tokens must be >= 1");
+  }
+  if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
+  if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
+  config->model_dir = f.model;
+  config->threads = static_cast<int>(f.threads);
+  config->server.host = f.host;
+  config->server.port = static_cast<uint16_t>(f.port);
+  config->server.served_model_name = f.served_model_name;
+  config->engine.block_size = static_cast<int32_t>(f.block_size);
+  config->engine.max_num_seqs = static_cast<int32_t>(f.max_num_seqs);
+  config->engine.max_num_batched_tokens = static_cast<int32_t>(f.max_num_batched_tokens);
+  config->engine.max_waiting = static_cast<int32_t>(f.max_waiting);
+  config->engine.kv_cache_bytes = 0;
+  ASSIGN_OR_RETURN(ByteSize body, ParseByteSize(f.max_body_size, "max-body-size", false));
+  config->server.max_body_bytes = static_cast<size_t>(body.bytes);
+  if (!f.kv_cache_memory.empty()) {
+    ASSIGN_OR_RETURN(ByteSize kv, ParseByteSize(f.kv_cache_memory, "kv-cache-memory", true));
+    config->engine.kv_cache_bytes = kv.bytes;
+    config->kv_cache_fraction = kv.fraction;
+  }
+  return OkStatus();
+}
+
+Status ReadChatTemplate(const std::string& path, std::string* source) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return NotFoundError("--chat-template: cannot read " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  *source = text.str();
+  return OkStatus();
+}
+
+// MODEL_DIR may come first, as in `vllm serve MODEL`.
+std::vector<std::string> TakeModelArgument(std::vector<std::string> args, std::string* model) {
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+    *model = args[0];
+    args.erase(args.begin());
+  }
+  return args;
+}
+
+void PrintReadyLine(const ServeRuntime& runtime) {
+  const ServeConfig& config = runtime.config();
+  const std::string host = config.server.host == "0.0.0.0" || config.server.host == "::" ? "127.0.0.1" : config.server.host;
+  const std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                          std::to_string(runtime.port());
+  std::printf(
+      "surge serve: ready on %s (model %s) -- try: curl %s/v1/completions -H 'Content-Type: application/json' "
+      "-d '{\"model\": \"%s\", \"prompt\": \"Once upon a time\", \"max_tokens\": 32}'\n",
+      url.c_str(), config.server.served_model_name.c_str(), url.c_str(), config.server.served_model_name.c_str());
+  std::fflush(stdout);
+}
+
+int Serve(ServeConfig config, double drain_timeout_s) {
+  // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto runtime = ServeRuntime::Start(std::move(config));
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", runtime.status().message().c_str());
+    return 1;
+  }
+  PrintReadyLine(**runtime);
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::fprintf(stderr, "surge serve: %s, draining (up to %g s)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+               drain_timeout_s);
+  (*runtime)->Shutdown(std::chrono::milliseconds(static_cast<int64_t>(std::llround(drain_timeout_s * 1000))));
+  std::fprintf(stderr, "surge serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& raw_args) {
+  ServeFlags flags;
+  FlagParser parser("serve");
+  Register(parser, flags);
+  std::string positional_model;
+  const std::vector<std::string> args = TakeModelArgument(raw_args, &positional_model);
+  if (Status status = parser.Parse(args); !status.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+    return 2;
+  }
+  if (flags.help) return std::printf("%s%s", kSummary, parser.Usage().c_str()), 0;
+  if (!positional_model.empty()) {
+    if (!flags.model.empty() && flags.model != positional_model) {
+      std::fprintf(stderr, "surge serve: two model directories given ('%s' and --model '%s')\n",
+                   positional_model.c_str(), flags.model.c_str());
+      return 2;
+    }
+    flags.model = positional_model;
+  }
+  ServeConfig config;
+  if (Status status = ToConfig(flags, &config); !status.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+    return 2;
+  }
+  if (!flags.chat_template.empty()) {
+    if (Status status = ReadChatTemplate(flags.chat_template, &config.server.chat_template); !status.ok()) {
+      std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+      return 1;
+    }
+  }
+  return Serve(std::move(config), flags.drain_timeout);
+}
+
+}  // namespace surge

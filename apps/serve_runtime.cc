@@ -1,0 +1,64 @@
+#include "apps/serve_runtime.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "apps/byte_size.h"
+#include "base/logging.h"
+
+namespace surge {
+namespace {
+
+// Bytes for the KV cache: the configured amount, a fraction of free memory, or by
+// default enough for every sequence at full context, capped at a fraction of free memory.
+int64_t KvCacheBytes(const ServeConfig& config, const Model& model) {
+  if (config.engine.kv_cache_bytes > 0) return config.engine.kv_cache_bytes;
+  const int64_t available = AvailableMemoryBytes();
+  if (config.kv_cache_fraction > 0) return static_cast<int64_t>(config.kv_cache_fraction * available);
+  const int64_t bytes_per_block = static_cast<int64_t>(model.kv_layout(config.engine.block_size).bytes_per_block());
+  const int64_t blocks_per_seq = (config.server.max_model_len + config.engine.block_size - 1) / config.engine.block_size;
+  const int64_t wanted = bytes_per_block * blocks_per_seq * config.engine.max_num_seqs;
+  if (available <= 0) return wanted;
+  return std::max(bytes_per_block, std::min(wanted, static_cast<int64_t>(kDefaultKvCacheFraction * available)));
+}
+
+}  // namespace
+
+std::string ModelNameFromDirectory(const std::string& dir) {
+  std::filesystem::path path(dir);
+  while (!path.empty() && !path.has_filename()) path = path.parent_path();  // trailing '/'
+  const std::string name = path.filename().string();
+  return name.empty() || name == "." ? "model" : name;
+}
+
+ServeRuntime::ServeRuntime(ServeConfig config) : config_(std::move(config)) {}
+
+ServeRuntime::~ServeRuntime() { Shutdown(std::chrono::milliseconds(0)); }
+
+StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) {
+  std::unique_ptr<ServeRuntime> runtime(new ServeRuntime(std::move(config)));
+  RETURN_IF_ERROR(runtime->Load());
+  runtime->engine_->Start();
+  RETURN_IF_ERROR(runtime->server_->Start());
+  return runtime;
+}
+
+Status ServeRuntime::Load() {
+  pool_ = std::make_unique<ThreadPool>(config_.threads);
+  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get()));
+  ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromDirectory(config_.model_dir));
+  ServerOptions& server = config_.server;
+  if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
+  if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;
+  config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
+  ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
+  ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));
+  return OkStatus();
+}
+
+void ServeRuntime::Shutdown(std::chrono::milliseconds drain_timeout) {
+  if (server_) server_->Shutdown(drain_timeout);
+  if (engine_) engine_->Stop();
+}
+
+}  // namespace surge

@@ -1,0 +1,61 @@
+// ServeRuntime: everything `surge serve` runs — thread pool, model, tokenizer, engine and
+// the OpenAI server — built from one ServeConfig; shared by the command and the
+// in-process tests (which start it on port 0).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "engine/engine.h"
+#include "kernels/thread_pool.h"
+#include "model/model.h"
+#include "server/openai_server.h"
+#include "tokenizer/tokenizer.h"
+
+namespace surge {
+
+struct ServeConfig {
+  std::string model_dir;
+  ServerOptions server;        // served_model_name "" means the model directory's name;
+                               // max_model_len 0 means the model's max_position_embeddings
+  EngineOptions engine;        // kv_cache_bytes 0 means kv_cache_fraction of free memory,
+  double kv_cache_fraction = 0;  // or (when that is 0 too) the default below
+  int threads = 0;             // model threads; 0: all cores
+};
+
+// The default KV budget: room for max_num_seqs full contexts, but at most this fraction
+// of the memory available at start-up.
+inline constexpr double kDefaultKvCacheFraction = 0.2;
+
+class ServeRuntime {
+ public:
+  static StatusOr<std::unique_ptr<ServeRuntime>> Start(ServeConfig config);
+  ~ServeRuntime();  // Shutdown(0)
+
+  uint16_t port() const { return server_->port(); }
+  const ServeConfig& config() const { return config_; }
+  Engine& engine() { return *engine_; }
+  int32_t num_kv_blocks() const { return engine_->num_kv_blocks(); }
+
+  // The server drains first (see OpenAiServer::Shutdown), then the engine stops.
+  void Shutdown(std::chrono::milliseconds drain_timeout);
+
+ private:
+  explicit ServeRuntime(ServeConfig config);
+  Status Load();
+
+  ServeConfig config_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<OpenAiServer> server_;
+};
+
+// "models/stories260K/" -> "stories260K".
+std::string ModelNameFromDirectory(const std::string& dir);
+
+}  // namespace surge

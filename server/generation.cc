@@ -1,0 +1,202 @@
+#include "server/generation.h"
+
+#include <utility>
+
+#include "api/chat_response.h"
+#include "api/completion_response.h"
+#include "net/sse.h"
+
+namespace surge {
+namespace {
+
+int64_t NumChars(std::string_view text) {
+  int64_t count = 0;
+  for (char c : text) count += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
+  return count;
+}
+
+double SecondsBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+Generation::Generation(ServerContext& context, GenerationSpec spec, std::shared_ptr<net::ResponseWriter> writer)
+    : context_(context), spec_(std::move(spec)), writer_(std::move(writer)) {}
+
+Status Generation::Start(std::vector<EngineRequest> requests) {
+  registry_id_ = context_.Register(shared_from_this());
+  std::lock_guard<std::mutex> lock(mu_);
+  std::weak_ptr<Generation> weak = weak_from_this();
+  for (EngineRequest& request : requests) {
+    auto stream = context_.engine.Submit(std::move(request), [weak] {
+      if (auto self = weak.lock()) self->Notify();
+    });
+    if (!stream.ok()) {
+      Cancel();
+      context_.Unregister(registry_id_);
+      return stream.status();
+    }
+    std::lock_guard<std::mutex> ids_lock(ids_mu_);
+    ids_.push_back((*stream)->id());
+    PromptState prompt;
+    prompt.stream = std::move(stream).value();
+    prompts_.push_back(std::move(prompt));
+  }
+  choices_.resize(prompts_.size() * spec_.n);
+  if (spec_.stream) {
+    context_.metrics.CountRequest(spec_.endpoint, 200);
+    writer_->StartStream(200, net::SseHeaders());
+    std::string sse;
+    for (size_t i = 0; spec_.chat && i < choices_.size(); ++i) {
+      sse += net::EncodeSseData(api::ChatRoleChunkJson(spec_.meta, static_cast<int32_t>(i), spec_.include_usage));
+    }
+    if (!sse.empty()) writer_->Write(sse);
+  }
+  // The client may leave at any time: free its KV blocks at once rather than at the end.
+  writer_->OnClose([weak] {
+    auto self = weak.lock();
+    if (self && self->writer_->disconnected()) self->Cancel();
+  });
+  started_ = true;
+  return OkStatus();
+}
+
+void Generation::Cancel() {
+  std::vector<RequestId> ids;
+  {
+    std::lock_guard<std::mutex> lock(ids_mu_);
+    ids = ids_;
+  }
+  for (RequestId id : ids) context_.engine.Cancel(id);
+}
+
+void Generation::Notify() {
+  if (drain_posted_.exchange(true)) return;  // a drain is already on its way
+  context_.runner.Post([self = shared_from_this()] { self->Drain(); });
+}
+
+void Generation::Drain() {
+  drain_posted_.store(false);  // before polling: news from now on posts another drain
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_ || finished_) return;
+  std::string sse;
+  bool all_done = true;
+  for (size_t i = 0; i < prompts_.size(); ++i) {
+    if (prompts_[i].done) continue;
+    if (std::optional<RequestOutput> output = prompts_[i].stream->Poll()) Apply(i, *output, &sse);
+    all_done &= prompts_[i].done;
+  }
+  if (!sse.empty() && !writer_->Write(sse)) Cancel();  // the client is gone
+  if (all_done) Finish();
+}
+
+void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* sse) {
+  PromptState& prompt = prompts_[prompt_index];
+  if (!output.error.ok() && error_.ok()) error_ = output.error;
+  for (ChoiceDelta& delta : output.choices) {
+    ApplyDelta(static_cast<int32_t>(prompt_index) * spec_.n + delta.index, delta, sse);
+  }
+  prompt.totals.num_prompt_tokens = output.num_prompt_tokens;
+  prompt.totals.num_cached_prompt_tokens = output.num_cached_prompt_tokens;
+  prompt.totals.num_completion_tokens = output.num_completion_tokens;
+  prompt.done = output.finished;
+}
+
+void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse) {
+  if (!delta.token_ids.empty() && !first_token_) first_token_ = SteadyClock::now();
+  ChoiceState& choice = choices_[index];
+  api::ChoiceOutput out;
+  out.index = index;
+  out.text = std::move(delta.text);
+  out.text_offset = choice.num_chars;
+  if (spec_.logprobs) out.logprobs = ConvertLogprobs(delta.logprobs);
+  if (delta.finish_reason) out.finish_reason = FinishReasonName(*delta.finish_reason);
+  choice.num_chars += NumChars(out.text);
+  if (!spec_.stream) {
+    choice.text += out.text;
+    if (out.logprobs) choice.logprobs.insert(choice.logprobs.end(), out.logprobs->begin(), out.logprobs->end());
+    if (out.finish_reason) choice.finish_reason = out.finish_reason;
+    return;
+  }
+  // Tokens held back (a possible stop string, a split character) still show in logprobs.
+  const bool news = !out.text.empty() || out.finish_reason || (out.logprobs && !out.logprobs->empty());
+  if (!news) return;
+  *sse += net::EncodeSseData(spec_.chat ? api::ChatChunkJson(spec_.meta, out, spec_.include_usage)
+                                        : api::CompletionChunkJson(spec_.meta, out, spec_.include_usage));
+}
+
+std::vector<api::TokenLogprobInfo> Generation::ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const {
+  const Tokenizer& tokenizer = context_.prompts.tokenizer();
+  auto text = [&](int32_t id) { return tokenizer.Decode(std::span<const int32_t>(&id, 1), false); };
+  std::vector<api::TokenLogprobInfo> converted;
+  converted.reserve(logprobs.size());
+  for (const TokenLogprob& logprob : logprobs) {
+    api::TokenLogprobInfo info{text(logprob.token), logprob.logprob, {}};
+    for (const auto& [token, value] : logprob.top) info.top.push_back({text(token), value});
+    converted.push_back(std::move(info));
+  }
+  return converted;
+}
+
+api::Usage Generation::TotalUsage() const {
+  api::Usage usage;
+  for (const PromptState& prompt : prompts_) {
+    usage.prompt_tokens += prompt.totals.num_prompt_tokens;
+    usage.cached_tokens += prompt.totals.num_cached_prompt_tokens;
+    usage.completion_tokens += prompt.totals.num_completion_tokens;
+  }
+  return usage;
+}
+
+void Generation::Finish() {
+  finished_ = true;
+  const api::Usage usage = TotalUsage();
+  const SteadyClock::time_point now = SteadyClock::now();
+  context_.metrics.ObserveGeneration(SecondsBetween(spec_.arrival, first_token_.value_or(now)),
+                                     SecondsBetween(spec_.arrival, now), usage.prompt_tokens,
+                                     usage.completion_tokens);
+  // Bookkeeping before the last bytes: a client that has seen the end of its answer then
+  // finds it in /metrics. (Shutdown still waits for those bytes: the connection stays
+  // open until the response ends.)
+  context_.Unregister(registry_id_);
+  if (spec_.stream) {
+    FinishStream(usage);
+  } else {
+    FinishWhole(usage);
+  }
+}
+
+void Generation::FinishStream(const api::Usage& usage) {
+  std::string sse;
+  if (!error_.ok()) {
+    // The head (200) is long gone: OpenAI-compatible servers report the failure in-band.
+    sse += net::EncodeSseData(api::MakeErrorReply(error_).body);
+  } else if (spec_.include_usage) {
+    sse += net::EncodeSseData(spec_.chat ? api::ChatUsageChunkJson(spec_.meta, usage)
+                                         : api::CompletionUsageChunkJson(spec_.meta, usage));
+  }
+  sse += net::EncodeSseData(api::kStreamDone);
+  writer_->Write(sse);
+  writer_->End();
+}
+
+void Generation::FinishWhole(const api::Usage& usage) {
+  if (writer_->closed()) {
+    context_.metrics.CountRequest(spec_.endpoint, 499);  // the client left first
+    return;
+  }
+  if (!error_.ok()) return context_.ReplyError(*writer_, spec_.endpoint, api::ApiError{error_, "", ""});
+  std::vector<api::ChoiceOutput> choices;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    ChoiceState& state = choices_[i];
+    api::ChoiceOutput out{static_cast<int32_t>(i), std::move(state.text), std::nullopt, 0, state.finish_reason};
+    if (spec_.logprobs) out.logprobs = std::move(state.logprobs);
+    choices.push_back(std::move(out));
+  }
+  context_.Reply(*writer_, spec_.endpoint, 200,
+                 spec_.chat ? api::ChatResponseJson(spec_.meta, choices, usage)
+                            : api::CompletionResponseJson(spec_.meta, choices, usage));
+}
+
+}  // namespace surge

@@ -1,0 +1,91 @@
+// Generation: one /v1/completions or /v1/chat/completions request in flight — its engine
+// requests (one per prompt), and the HTTP response they feed, streamed as SSE chunks or
+// sent whole at the end.
+//
+// Threads: the engine thread only calls Notify, which posts a Drain to the worker pool
+// (coalesced: one pending drain at a time); Drain turns engine output into JSON and hands
+// it to the thread-safe ResponseWriter. The io thread only calls Cancel (client gone).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/response_common.h"
+#include "engine/engine_client.h"
+#include "net/response_writer.h"
+#include "server/server_context.h"
+
+namespace surge {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct GenerationSpec {
+  std::string endpoint;  // "/v1/completions" (for metrics)
+  bool chat = false;
+  bool stream = false;
+  bool include_usage = false;
+  int32_t n = 1;           // choices per prompt
+  bool logprobs = false;
+  api::ResponseMeta meta;
+  SteadyClock::time_point arrival;
+};
+
+class Generation : public std::enable_shared_from_this<Generation> {
+ public:
+  Generation(ServerContext& context, GenerationSpec spec, std::shared_ptr<net::ResponseWriter> writer);
+
+  // Submits one engine request per prompt (choice i * n + j is prompt i's j-th) and starts
+  // the response. A refusal (429, 400) comes back with nothing sent; requests already
+  // submitted for earlier prompts are cancelled.
+  Status Start(std::vector<EngineRequest> requests);
+  // Stops every engine request; each stream then ends (finish_reason "abort").
+  void Cancel();
+
+ private:
+  struct ChoiceState {
+    std::string text;                              // whole responses only
+    std::vector<api::TokenLogprobInfo> logprobs;   // whole responses only
+    int64_t num_chars = 0;                         // text so far, for completions' text_offset
+    std::optional<std::string> finish_reason;
+  };
+  struct PromptState {
+    std::shared_ptr<RequestStream> stream;
+    bool done = false;
+    RequestOutput totals;  // the latest counts (prompt, cached, completion tokens)
+  };
+
+  void Notify();
+  void Drain();
+  void Apply(size_t prompt_index, RequestOutput& output, std::string* sse);
+  void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
+  std::vector<api::TokenLogprobInfo> ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const;
+  void Finish();
+  void FinishStream(const api::Usage& usage);
+  void FinishWhole(const api::Usage& usage);
+  api::Usage TotalUsage() const;
+
+  ServerContext& context_;
+  const GenerationSpec spec_;
+  const std::shared_ptr<net::ResponseWriter> writer_;
+  uint64_t registry_id_ = 0;
+  std::atomic<bool> drain_posted_{false};
+
+  std::mutex ids_mu_;            // held only to copy ids: Cancel runs on the io thread
+  std::vector<RequestId> ids_;   // guarded by ids_mu_
+
+  std::mutex mu_;                // serializes Start and Drain
+  bool started_ = false;
+  bool finished_ = false;
+  std::vector<PromptState> prompts_;
+  std::vector<ChoiceState> choices_;  // [num_prompts * n]
+  Status error_;                      // the first engine failure
+  std::optional<SteadyClock::time_point> first_token_;
+};
+
+}  // namespace surge

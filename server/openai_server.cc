@@ -1,0 +1,99 @@
+#include "server/openai_server.h"
+
+#include <exception>
+#include <functional>
+#include <utility>
+
+#include "base/logging.h"
+#include "server/routes.h"
+
+namespace surge {
+namespace {
+
+using WorkerHandler = std::function<void(ServerContext&, const net::HttpRequest&, Writer, SteadyClock::time_point)>;
+
+// Every API handler runs on a worker: the io thread only stamps the arrival time and
+// posts. A bug that throws answers 500 for that one request; the server keeps serving.
+net::Handler OnWorker(ServerContext& context, std::string endpoint, WorkerHandler handler) {
+  return [&context, endpoint = std::move(endpoint), handler = std::move(handler)](net::HttpRequest request,
+                                                                                  Writer writer) {
+    const SteadyClock::time_point arrival = SteadyClock::now();
+    // By value: the task outlives this call, and net may call a copy of this handler.
+    auto task = [&context, endpoint, handler, request = std::move(request), writer, arrival] {
+      try {
+        handler(context, request, writer, arrival);
+      } catch (const std::exception& e) {
+        LOG(ERROR) << endpoint << ": " << e.what();
+        context.ReplyError(*writer, endpoint, {InternalError(std::string("internal error: ") + e.what()), "", ""});
+      }
+    };
+    if (!context.runner.Post(std::move(task))) {
+      context.ReplyError(*writer, endpoint, {UnavailableError("the server is shutting down"), "", ""});
+    }
+  };
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engine, const Tokenizer& tokenizer,
+                                                             ServerOptions options) {
+  if (options.served_model_name.empty()) return InvalidArgumentError("served_model_name must not be empty");
+  if (options.max_body_bytes == 0) return InvalidArgumentError("max_body_bytes must be > 0");
+  const std::string& chat_template = options.chat_template.empty() ? tokenizer.chat_template() : options.chat_template;
+  ASSIGN_OR_RETURN(PromptBuilder prompts, PromptBuilder::Create(tokenizer, chat_template, options.max_model_len));
+  auto context = std::make_unique<ServerContext>(engine, std::move(prompts), std::move(options));
+  return std::unique_ptr<OpenAiServer>(new OpenAiServer(std::move(context)));
+}
+
+OpenAiServer::OpenAiServer(std::unique_ptr<ServerContext> context) : context_(std::move(context)) {
+  net::HttpServerOptions http;
+  http.host = context_->options.host;
+  http.port = context_->options.port;
+  http.max_body_bytes = context_->options.max_body_bytes;
+  http_ = std::make_unique<net::HttpServer>(http);
+  AddRoutes();
+}
+
+OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+void OpenAiServer::AddRoutes() {
+  ServerContext& context = *context_;
+  http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions));
+  http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions));
+  auto no_arrival = [](auto handler) {
+    return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
+      handler(c, r, std::move(w));
+    };
+  };
+  http_->Route("POST", "/tokenize", OnWorker(context, "/tokenize", no_arrival(HandleTokenize)));
+  http_->Route("POST", "/detokenize", OnWorker(context, "/detokenize", no_arrival(HandleDetokenize)));
+  // Cheap answers stay on the io thread, so that health checks pass even when the
+  // workers are busy.
+  http_->Route("GET", "/health", [&context](net::HttpRequest, Writer writer) { HandleHealth(context, writer); });
+  http_->Route("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
+  http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
+                                                                  SteadyClock::time_point) { HandleMetrics(c, w); }));
+}
+
+Status OpenAiServer::Start() { return http_->Start(); }
+
+void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  context_->draining = true;
+  http_->Drain();
+  if (!context_->WaitUntilIdle(drain_timeout)) {
+    const auto remaining = context_->InFlight();
+    LOG(WARNING) << "drain timeout: cancelling " << remaining.size() << " generation(s)";
+    for (const auto& generation : remaining) generation->Cancel();
+    // Cancelled requests end at the engine's next step; a stopped engine fails them.
+    if (!context_->WaitUntilIdle(std::chrono::seconds(10))) {
+      LOG(ERROR) << "generations did not end after cancel";
+    }
+  }
+  http_->WaitUntilIdle(std::chrono::seconds(5));  // let the last bytes reach the clients
+  http_->Stop();
+  context_->runner.Stop();
+}
+
+}  // namespace surge

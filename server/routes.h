@@ -1,0 +1,34 @@
+// The OpenAI server's route handlers. Each runs on a worker thread of the context's
+// TaskRunner (the io thread only posts it) and answers through the writer.
+#pragma once
+
+#include <memory>
+
+#include "net/http_types.h"
+#include "net/response_writer.h"
+#include "server/generation.h"
+#include "server/server_context.h"
+
+namespace surge {
+
+using Writer = std::shared_ptr<net::ResponseWriter>;
+
+// POST /v1/completions and /v1/chat/completions (generate_routes.cc).
+void HandleCompletions(ServerContext& context, const net::HttpRequest& request, Writer writer,
+                       SteadyClock::time_point arrival);
+void HandleChatCompletions(ServerContext& context, const net::HttpRequest& request, Writer writer,
+                           SteadyClock::time_point arrival);
+
+// POST /tokenize and /detokenize (tokenize_routes.cc).
+void HandleTokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);
+void HandleDetokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);
+
+// GET /v1/models, /health and /metrics (admin_routes.cc).
+void HandleModels(ServerContext& context, Writer writer);
+void HandleHealth(ServerContext& context, Writer writer);
+void HandleMetrics(ServerContext& context, Writer writer);
+
+// 404 model_not_found unless `model` is empty or the served model's name.
+std::optional<api::ApiError> CheckModel(const ServerContext& context, const std::string& model);
+
+}  // namespace surge

@@ -1,0 +1,71 @@
+// ServerContext: what every route of the OpenAI server shares — the engine client, the
+// prompt builder, metrics, the worker threads, the options, and the generations in
+// flight (so that shutdown can wait for them or cancel them).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/error.h"
+#include "engine/engine_client.h"
+#include "net/response_writer.h"
+#include "server/prompt_builder.h"
+#include "server/server_metrics.h"
+#include "server/task_runner.h"
+
+namespace surge {
+
+class Generation;
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;              // 0: an ephemeral port (tests)
+  std::string served_model_name;     // the one model id this server answers to
+  std::string chat_template;         // Jinja source; "" uses the tokenizer's own
+  int64_t max_model_len = 0;         // the model's context (max_position_embeddings)
+  size_t max_body_bytes = 8 << 20;   // larger request bodies get 413
+  int num_workers = 2;               // threads for parsing, templates, tokens and JSON
+};
+
+class ServerContext {
+ public:
+  ServerContext(EngineClient& engine, PromptBuilder prompts, ServerOptions options)
+      : engine(engine), prompts(std::move(prompts)), options(std::move(options)), runner(this->options.num_workers) {}
+
+  // Replies and counts the reply in the metrics.
+  void Reply(net::ResponseWriter& writer, std::string_view endpoint, int http_status, std::string json);
+  // The OpenAI error object; a 429 also says when to come back (Retry-After).
+  void ReplyError(net::ResponseWriter& writer, std::string_view endpoint, const api::ApiError& error);
+  // Seconds a refused client should wait: the queue's depth over the batch that drains it.
+  int RetryAfterSeconds() const;
+
+  // The generations in flight, for shutdown.
+  uint64_t Register(std::shared_ptr<Generation> generation);
+  void Unregister(uint64_t id);
+  std::vector<std::shared_ptr<Generation>> InFlight() const;
+  // True once nothing is in flight; false when `timeout` passes first.
+  bool WaitUntilIdle(std::chrono::milliseconds timeout);
+
+  EngineClient& engine;
+  const PromptBuilder prompts;
+  const ServerOptions options;
+  ServerMetrics metrics;
+  TaskRunner runner;                   // stopped by the server before the context goes
+  std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::unordered_map<uint64_t, std::shared_ptr<Generation>> in_flight_;  // guarded by mu_
+  uint64_t next_id_ = 1;                                                  // guarded by mu_
+};
+
+}  // namespace surge

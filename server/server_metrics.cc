@@ -1,0 +1,71 @@
+#include "server/server_metrics.h"
+
+#include <algorithm>
+
+namespace surge {
+namespace {
+
+// 1 ms ... 60 s: TTFT and end-to-end latency from a tiny CPU model up to a long answer.
+std::vector<double> LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60};
+}
+
+// 0.1 ms ... 2.5 s per output token.
+std::vector<double> TokenLatencyBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics()
+    : requests_(registry_.AddCounterFamily("surge_http_requests_total",
+                                           "HTTP requests answered, by endpoint and status code",
+                                           {"endpoint", "code"})),
+      in_flight_(registry_.AddGauge("surge_generations_in_flight",
+                                    "Completion and chat requests being generated or streamed")),
+      running_(registry_.AddGauge("surge_num_requests_running", "Sequences in the engine's running batch")),
+      waiting_(registry_.AddGauge("surge_num_requests_waiting", "Sequences waiting for the engine")),
+      kv_usage_(registry_.AddGauge("surge_kv_cache_usage_ratio", "Fraction of KV cache blocks in use (0..1)")),
+      kv_free_blocks_(registry_.AddGauge("surge_kv_cache_free_blocks", "Free KV cache blocks")),
+      kv_total_blocks_(registry_.AddGauge("surge_kv_cache_total_blocks", "KV cache blocks in the pool")),
+      preemptions_(registry_.AddCounter("surge_num_preemptions_total", "Sequences preempted by the scheduler")),
+      prompt_tokens_(registry_.AddCounter("surge_prompt_tokens_total", "Prompt tokens of finished requests")),
+      generation_tokens_(registry_.AddCounter("surge_generation_tokens_total",
+                                              "Tokens generated for finished requests")),
+      ttft_(registry_.AddHistogram("surge_time_to_first_token_seconds",
+                                   "From request arrival to its first output token", LatencyBuckets())),
+      e2e_(registry_.AddHistogram("surge_e2e_request_latency_seconds",
+                                  "From request arrival to its last output token", LatencyBuckets())),
+      tpot_(registry_.AddHistogram("surge_time_per_output_token_seconds",
+                                   "Mean time between output tokens of a request", TokenLatencyBuckets())) {}
+
+void ServerMetrics::CountRequest(std::string_view endpoint, int http_status) {
+  requests_.WithLabels({endpoint, std::to_string(http_status)}).Increment();
+}
+
+void ServerMetrics::ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
+                                      int64_t num_completion_tokens) {
+  prompt_tokens_.Increment(static_cast<double>(num_prompt_tokens));
+  generation_tokens_.Increment(static_cast<double>(num_completion_tokens));
+  if (num_completion_tokens == 0) return;  // no token: no latency to speak of
+  ttft_.Observe(ttft_seconds);
+  e2e_.Observe(e2e_seconds);
+  if (num_completion_tokens > 1) {
+    tpot_.Observe((e2e_seconds - ttft_seconds) / static_cast<double>(num_completion_tokens - 1));
+  }
+}
+
+std::string ServerMetrics::Expose(const EngineStats& stats) {
+  std::lock_guard<std::mutex> lock(scrape_mu_);
+  running_.Set(stats.num_running);
+  waiting_.Set(stats.num_waiting);
+  kv_free_blocks_.Set(static_cast<double>(stats.num_free_blocks));
+  kv_total_blocks_.Set(static_cast<double>(stats.num_total_blocks));
+  const int64_t used = stats.num_total_blocks - stats.num_free_blocks;
+  kv_usage_.Set(stats.num_total_blocks > 0 ? static_cast<double>(used) / stats.num_total_blocks : 0.0);
+  preemptions_.Increment(static_cast<double>(std::max<int64_t>(stats.num_preemptions - last_preemptions_, 0)));
+  last_preemptions_ = std::max(last_preemptions_, stats.num_preemptions);
+  return registry_.Expose();
+}
+
+}  // namespace surge

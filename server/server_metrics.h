@@ -1,0 +1,49 @@
+// ServerMetrics: the Prometheus metrics of `surge serve` — HTTP requests by endpoint and
+// status, latency histograms measured at the HTTP edge, token counters, and the engine's
+// own gauges (running, waiting, KV usage) refreshed from EngineStats at each scrape.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "engine/engine_client.h"
+#include "obs/metrics.h"
+
+namespace surge {
+
+class ServerMetrics {
+ public:
+  ServerMetrics();
+
+  // One answered request; `http_status` 499 when the client left first (nginx's code).
+  void CountRequest(std::string_view endpoint, int http_status);
+  // Per finished generation: seconds from arrival to the first token and to the end,
+  // the mean time between its output tokens, and its token counts.
+  void ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
+                         int64_t num_completion_tokens);
+  void SetInFlight(int64_t num_generations) { in_flight_.Set(static_cast<double>(num_generations)); }
+
+  // Refreshes the engine gauges from `stats` and renders the text exposition.
+  std::string Expose(const EngineStats& stats);
+
+ private:
+  obs::Registry registry_;
+  obs::CounterFamily& requests_;
+  obs::Gauge& in_flight_;
+  obs::Gauge& running_;
+  obs::Gauge& waiting_;
+  obs::Gauge& kv_usage_;
+  obs::Gauge& kv_free_blocks_;
+  obs::Gauge& kv_total_blocks_;
+  obs::Counter& preemptions_;
+  obs::Counter& prompt_tokens_;
+  obs::Counter& generation_tokens_;
+  obs::Histogram& ttft_;
+  obs::Histogram& e2e_;
+  obs::Histogram& tpot_;
+  std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
+  int64_t last_preemptions_ = 0;    // guarded by scrape_mu_
+};
+
+}  // namespace surge
