@@ -10,5 +10,6 @@ namespace surge {
 int RunGenerate(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
+int RunBench(const std::vector<std::string>& args);
 
 }  // namespace surge

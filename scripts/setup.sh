@@ -8,7 +8,7 @@ APT_PACKAGES=(
   g++ cmake ninja-build make pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libboost-dev
-  python3 python3-torch python3-numpy
+  python3 python3-torch python3-numpy chromium fonts-liberation
 )
 
 SUDO=""
