@@ -1,10 +1,15 @@
 // Single-request generation speed: prefill tokens/s and greedy decode tokens/s.
 // Model directory from SURGE_BENCH_MODEL (default: the bundled stories260K), e.g. a
 // 110M Llama from `tools/make_tiny_model.py --preset llama-110m --out /tmp/llama110m`.
+// Weight format from SURGE_BENCH_DTYPE (f32 | bf16) and SURGE_BENCH_QUANTIZE
+// (none | int8 | int4, with SURGE_BENCH_GROUP_SIZE, default 32), so that decode
+// ms/token can be compared per format:
+//   SURGE_BENCH_MODEL=/tmp/llama110m SURGE_BENCH_QUANTIZE=int4 build-kern/generate_bench
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <numeric>
+#include <string>
 #include <thread>
 
 #include "engine/generator.h"
@@ -13,20 +18,47 @@
 namespace surge {
 namespace {
 
+std::string Env(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+LoadOptions BenchLoadOptions() {
+  LoadOptions options;
+  const std::string dtype = Env("SURGE_BENCH_DTYPE", "f32");
+  const std::string quantize = Env("SURGE_BENCH_QUANTIZE", "none");
+  CHECK(dtype == "f32" || dtype == "bf16") << "SURGE_BENCH_DTYPE=" << dtype;
+  CHECK(quantize == "none" || quantize == "int8" || quantize == "int4")
+      << "SURGE_BENCH_QUANTIZE=" << quantize;
+  options.dtype = dtype == "bf16" ? WeightDType::kBF16 : WeightDType::kF32;
+  options.quantize = quantize == "int8"   ? Quantization::kInt8
+                     : quantize == "int4" ? Quantization::kInt4
+                                          : Quantization::kNone;
+  options.group_size = std::stoi(Env("SURGE_BENCH_GROUP_SIZE", "32"));
+  return options;
+}
+
 Model& BenchModel() {
   static ThreadPool* pool = new ThreadPool(static_cast<int>(std::thread::hardware_concurrency()));
   static Model* model = [] {
-    const char* dir = std::getenv("SURGE_BENCH_MODEL");
-    auto loaded = Model::Load(dir ? dir : "models/stories260K", pool);
+    auto loaded =
+        Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), pool, BenchLoadOptions());
     CHECK(loaded.ok()) << loaded.status().ToString();
     return loaded->release();
   }();
   return *model;
 }
 
+// Labels a run with the weight format and the bytes one decode step streams.
+void Describe(benchmark::State& state, const Model& model) {
+  state.SetLabel(LoadOptionsName(model.load_options()));
+  state.counters["weight_MB"] = model.linear_weight_bytes() / 1e6;
+}
+
 std::vector<int32_t> Prompt(int32_t num_tokens, int64_t vocab_size) {
   std::vector<int32_t> ids(num_tokens);
-  for (int32_t i = 0; i < num_tokens; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 3) % vocab_size);
+  for (int32_t i = 0; i < num_tokens; ++i)
+    ids[i] = static_cast<int32_t>((i * 7919 + 3) % vocab_size);
   return ids;
 }
 
@@ -45,13 +77,18 @@ void BM_GreedyDecode(benchmark::State& state) {
   }
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(options.max_tokens) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["s_per_token"] =
+      benchmark::Counter(static_cast<double>(options.max_tokens) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  Describe(state, model);
 }
 BENCHMARK(BM_GreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Prefill: range(0) prompt tokens in one forward pass, one output token.
 void BM_Prefill(benchmark::State& state) {
   Model& model = BenchModel();
-  std::vector<int32_t> prompt = Prompt(static_cast<int32_t>(state.range(0)), model.config().vocab_size);
+  std::vector<int32_t> prompt =
+      Prompt(static_cast<int32_t>(state.range(0)), model.config().vocab_size);
   GenerateOptions options;
   options.max_tokens = 1;
   options.sampling.temperature = 0;
@@ -62,6 +99,7 @@ void BM_Prefill(benchmark::State& state) {
   }
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(prompt.size()) * state.iterations(), benchmark::Counter::kIsRate);
+  Describe(state, model);
 }
 BENCHMARK(BM_Prefill)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -15,29 +15,39 @@ template <class V, int RM, int RN>
 inline void MatMulBlock(const internal::MatMulTile& t, int64_t i0, int64_t n0) {
   const int64_t k = t.k;
   typename V::Reg acc[RM][RN];
+#pragma GCC unroll 16
   for (int r = 0; r < RM; ++r)
+#pragma GCC unroll 16
     for (int c = 0; c < RN; ++c) acc[r][c] = V::Zero();
   const float* x = t.x + i0 * k;
   const float* w = t.w + n0 * k;
   int64_t kk = 0;
   for (; kk + V::kLanes <= k; kk += V::kLanes) {
     typename V::Reg wv[RN];
+#pragma GCC unroll 16
     for (int c = 0; c < RN; ++c) wv[c] = V::Load(w + c * k + kk);
+#pragma GCC unroll 16
     for (int r = 0; r < RM; ++r) {
       typename V::Reg xv = V::Load(x + r * k + kk);
+#pragma GCC unroll 16
       for (int c = 0; c < RN; ++c) acc[r][c] = V::Fma(xv, wv[c], acc[r][c]);
     }
   }
   if (kk < k) {
     typename V::Reg wv[RN];
+#pragma GCC unroll 16
     for (int c = 0; c < RN; ++c) wv[c] = V::LoadTail(w + c * k + kk, k - kk);
+#pragma GCC unroll 16
     for (int r = 0; r < RM; ++r) {
       typename V::Reg xv = V::LoadTail(x + r * k + kk, k - kk);
+#pragma GCC unroll 16
       for (int c = 0; c < RN; ++c) acc[r][c] = V::Fma(xv, wv[c], acc[r][c]);
     }
   }
+#pragma GCC unroll 16
   for (int r = 0; r < RM; ++r) {
     float* y = t.y + (i0 + r) * t.ldy + n0;
+#pragma GCC unroll 16
     for (int c = 0; c < RN; ++c) y[c] = V::ReduceAdd(acc[r][c]) + (t.bias ? t.bias[n0 + c] : 0.0f);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "kernels/packed_matmul.h"
 
 namespace surge {
 namespace {
@@ -19,6 +20,8 @@ constexpr int64_t kColumnQuantum = 16;
 internal::MatMulTileFn TileFnFor(SimdLevel level) {
   switch (level) {
     case SimdLevel::kAvx512:
+    case SimdLevel::kAvx512Vnni:
+    case SimdLevel::kAvx512Bf16:
       return internal::MatMulTileAvx512;
     case SimdLevel::kAvx2:
       return internal::MatMulTileAvx2;
@@ -81,8 +84,12 @@ void MatMulTileScalar(const MatMulTile& t, int64_t m_begin, int64_t m_end, int64
 
 void MatMulWithLevel(SimdLevel level, const float* x, int64_t m, const WeightMatrix& w,
                      const float* bias, float* y, ThreadPool* pool) {
-  CHECK(w.dtype == WeightDType::kF32) << "MatMul: only f32 weights are implemented";
   CHECK(level <= DetectedSimdLevel());
+  if (w.layout == WeightLayout::kPanels) {
+    return internal::PackedMatMul(internal::DefaultPackedKernel(w.dtype, level), x, m, w, bias, y,
+                                  pool);
+  }
+  CHECK(w.dtype == WeightDType::kF32) << "MatMul: row-major weights must be f32";
   if (m <= 0 || w.rows <= 0) return;
   internal::MatMulTile tile{x, w.f32(), bias, y, w.cols, w.rows};
   internal::MatMulTileFn tile_fn = TileFnFor(level);

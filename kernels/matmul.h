@@ -11,13 +11,21 @@
 namespace surge {
 
 // y[m, w.rows] = x[m, w.cols] · W^T + bias[w.rows] (bias may be null). Rows are dense
-// (row strides w.cols and w.rows). x and y must not overlap.
+// (row strides w.cols and w.rows). x and y must not overlap. Any WeightMatrix: row-major
+// f32 (F32Weight), or a PackedWeight in f32, bf16, int8 or int4.
 //
-// Batch invariance: every y[i, n] is one dot product of x row i with W row n whose
-// summation order depends only on K (one vector accumulator per (i, n), K walked
-// front to back, one masked tail, a fixed horizontal reduction) -- never on m, on the
-// tiling, or on the thread that computes it. So a row's output is bit-identical whatever
-// else is in the batch, for a given SimdLevel.
+// Batch invariance: a row's output is bit-identical whatever else is in the batch, with
+// or without threads, for a given SimdLevel, because each y[i, n] is computed by
+// arithmetic that depends only on x row i, W row n and K -- never on m, the tiling or
+// the thread:
+// - row-major f32: one vector accumulator per (i, n), K walked front to back, one
+//   masked tail, a fixed horizontal reduction;
+// - packed f32 / bf16: one fma chain per (i, n) over k ascending (x[k] broadcast against
+//   a panel of 16 weights of that k), then + bias; K is never split across blocks;
+// - packed int8 / int4: x row i is quantized on its own (scale from its own max), the
+//   dot products are exact int32 sums (order cannot matter), and the f32 epilogue is a
+//   fixed per-output formula (per group, in group order, for int4).
+// Block shapes may change with m; they never change these per-output computations.
 void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y,
             ThreadPool* pool);
 

@@ -15,7 +15,9 @@ SimdLevel CpuSimdLevel() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-    return SimdLevel::kAvx512;
+    if (!__builtin_cpu_supports("avx512vnni")) return SimdLevel::kAvx512;
+    if (!__builtin_cpu_supports("avx512bf16")) return SimdLevel::kAvx512Vnni;
+    return SimdLevel::kAvx512Bf16;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SimdLevel::kAvx2;
 #endif
@@ -26,15 +28,14 @@ SimdLevel ComputeDetectedLevel() {
   SimdLevel level = CpuSimdLevel();
   const char* env = std::getenv("SURGE_SIMD");
   if (env == nullptr || *env == '\0') return level;
-  std::string_view want(env);
-  SimdLevel cap = want == "scalar" ? SimdLevel::kScalar
-                  : want == "avx2" ? SimdLevel::kAvx2
-                                   : SimdLevel::kAvx512;
-  if (want != "scalar" && want != "avx2" && want != "avx512") {
-    LOG(WARNING) << "SURGE_SIMD=" << want << " is not scalar|avx2|avx512; ignored";
-    return level;
+  const std::string_view want(env);
+  for (int i = 0; i <= static_cast<int>(SimdLevel::kAvx512Bf16); ++i) {
+    const SimdLevel cap = static_cast<SimdLevel>(i);
+    if (want == SimdLevelName(cap)) return cap < level ? cap : level;
   }
-  return cap < level ? cap : level;
+  LOG(WARNING) << "SURGE_SIMD=" << want
+               << " is not scalar|avx2|avx512|avx512_vnni|avx512_bf16; ignored";
+  return level;
 }
 
 // -1 until first use; then the active level as an int.
@@ -50,6 +51,10 @@ const char* SimdLevelName(SimdLevel level) {
       return "avx2";
     case SimdLevel::kAvx512:
       return "avx512";
+    case SimdLevel::kAvx512Vnni:
+      return "avx512_vnni";
+    case SimdLevel::kAvx512Bf16:
+      return "avx512_bf16";
   }
   return "?";
 }

@@ -5,13 +5,24 @@
 
 namespace surge {
 
-// Ordered: a CPU that runs a level runs every lower one.
-enum class SimdLevel { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+// Ordered: a CPU that runs a level runs every lower one. The AVX-512 extensions are
+// levels of their own because every CPU with AVX512_BF16 (Cooper Lake, Sapphire Rapids,
+// Zen 4) also has AVX512_VNNI, and every one with VNNI has the base set -- so one
+// number still orders them, and tests can take each path on one machine.
+enum class SimdLevel {
+  kScalar = 0,
+  kAvx2 = 1,        // avx2 + fma
+  kAvx512 = 2,      // avx512 f/bw/vl/dq: f32 and bf16 (widened) kernels
+  kAvx512Vnni = 3,  // + avx512_vnni: int8/int4 dot products with vpdpbusd
+  kAvx512Bf16 = 4,  // + avx512_bf16: vdpbf16ps
+};
 
 const char* SimdLevelName(SimdLevel level);
 
 // The best level this CPU (and OS) supports: AVX-512 needs avx512f/bw/vl/dq, AVX2 needs
-// avx2 + fma. SURGE_SIMD=scalar|avx2|avx512 caps it (for debugging and A/B runs).
+// avx2 + fma. SURGE_SIMD=scalar|avx2|avx512|avx512_vnni|avx512_bf16 caps it (for
+// debugging and A/B runs); each name caps at exactly that level, so SURGE_SIMD=avx512
+// runs the AVX-512 f32 kernels with the AVX2 integer ones.
 SimdLevel DetectedSimdLevel();
 
 // The level every dispatched kernel uses now: DetectedSimdLevel() unless a

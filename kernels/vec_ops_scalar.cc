@@ -60,6 +60,8 @@ const VecOps& ScalarVecOps() {
 const VecOps& VecOpsFor(SimdLevel level) {
   switch (level) {
     case SimdLevel::kAvx512:
+    case SimdLevel::kAvx512Vnni:
+    case SimdLevel::kAvx512Bf16:
       return Avx512VecOps();
     case SimdLevel::kAvx2:
       return Avx2VecOps();

@@ -1,15 +1,18 @@
-// Model: a dense Llama / Qwen2 decoder in f32 -- its weights, and one forward pass over a
-// flat batch of tokens from many sequences, with K/V kept in a paged KvStorage.
+// Model: a dense Llama / Qwen2 decoder -- its weights (linear layers in f32, bf16, int8 or
+// int4; embeddings and norms in f32), and one forward pass over a flat batch of tokens
+// from many sequences, with K/V kept in a paged KvStorage.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "kernels/attention.h"
+#include "kernels/packed_weight.h"
 #include "kernels/thread_pool.h"
 #include "kernels/weight_matrix.h"
 #include "kv/kv_layout.h"
@@ -21,22 +24,48 @@ namespace surge {
 
 class WeightStore;
 
+// Storage of the linear layers (q/k/v, o_proj, gate/up, down, lm_head); embeddings and
+// norms stay f32 (the gather and the norms want f32 rows). Activations are f32
+// throughout; int8/int4 kernels quantize them per token inside MatMul.
+enum class Quantization { kNone, kInt8, kInt4 };
+
+struct LoadOptions {
+  WeightDType dtype = WeightDType::kF32;        // kF32 or kBF16 when not quantized
+  Quantization quantize = Quantization::kNone;  // int8: per output row; int4: per group
+  int32_t group_size = 32;                      // int4: 32, 64 or 128 input columns
+  // Under int4, lm_head stays int8 unless this is set: its error goes straight into the
+  // logits (llama.cpp keeps its output matrix at 6 bits for the same reason). On
+  // stories260K, int4-g32 perplexity is +3.7% over f32 with an int8 lm_head, +7% with
+  // an int4 one (docs/PERF.md).
+  bool int4_lm_head = false;
+};
+
+// "f32", "bf16", "int8", "int4-g32", ...: the format LoadOptions select.
+std::string LoadOptionsName(const LoadOptions& options);
+
 // Batch invariance: a sequence's logits are bit-identical whatever else is in the batch
-// and however its tokens are split into passes (for a fixed KV block size and SimdLevel;
-// model_test and the reference test check it). Every step is computed per token row with an order that depends only on that row:
-// MatMul gives each (row, output) one dot product whose summation order depends only on K
-// (see kernels/matmul.h), RMSNorm / RoPE / SiLU / residual adds are per row, and
-// attention of a (token, kv head) reads only its own sequence's K/V through its block
-// table. Threads split rows and tiles, never a single dot product.
+// and however its tokens are split into passes (for a fixed KV block size, SimdLevel and
+// weight format; model_test, model_quantized_test and the reference test check it). Every
+// step is computed per token row with an order that depends only on that row: MatMul gives
+// each (row, output) a computation that depends only on that row of x, that row of W and K
+// (an fma chain over k for f32/bf16; per-token activation quantization and exact integer
+// sums for int8/int4 -- see kernels/matmul.h), RMSNorm / RoPE / SiLU / residual adds are
+// per row, and attention of a (token, kv head) reads only its own sequence's K/V through
+// its block table. Threads split rows and tiles, never a single dot product.
 class Model {
  public:
   // Reads DIR/config.json and the safetensors weights (F32/F16/BF16, sharded or not),
-  // checking every tensor's shape. Errors name the missing or mis-shaped tensor. `pool`
-  // (borrowed, must outlive the model) runs the matmuls and attention; null means
-  // single-threaded.
-  static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool);
+  // checking every tensor's shape, and converts the linear layers to `options`' format
+  // (InvalidArgument for a bad combination). Errors name the missing or mis-shaped
+  // tensor. `pool` (borrowed, must outlive the model) runs the matmuls and attention;
+  // null means single-threaded.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool,
+                                               const LoadOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
+  const LoadOptions& load_options() const { return options_; }
+  // Bytes of all linear-layer weights (what one decode step streams from memory).
+  int64_t linear_weight_bytes() const;
   KvLayout kv_layout(int32_t block_size) const;
 
   // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and stores the
@@ -47,13 +76,11 @@ class Model {
   void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits);
 
  private:
-  // A linear layer's weight and optional bias.
+  // A linear layer's weight (in the load format) and optional f32 bias.
   struct Linear {
-    std::vector<float> weight;  // [out_features, in_features]
-    std::vector<float> bias;    // [out_features]; empty when the layer has none
-    int64_t out_features = 0;
-    int64_t in_features = 0;
-    WeightMatrix matrix() const { return F32Weight(weight.data(), out_features, in_features); }
+    PackedWeight weight;      // [out_features, in_features]
+    std::vector<float> bias;  // [out_features]; empty when the layer has none
+    const WeightMatrix& matrix() const { return weight.matrix(); }
     const float* bias_or_null() const { return bias.empty() ? nullptr : bias.data(); }
   };
   struct Layer {
@@ -80,15 +107,17 @@ class Model {
     std::vector<AttentionQueries> chunks;    // [num_sequences]; q/out point into qkv/attention
   };
 
-  Model(ModelConfig config, ThreadPool* pool);
+  Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options);
   Status LoadWeights(const WeightStore& store);
   Status LoadLayer(const WeightStore& store, int64_t index, Layer& layer);
   struct Projection {
     std::string name;  // e.g. "model.layers.0.self_attn.q_proj"
     int64_t out_features;
   };
+  // Stacks the parts' rows and packs them in `format` (default: LinearFormat()).
   Status LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
-                    int64_t in_features, bool has_bias, Linear& linear);
+                    int64_t in_features, bool has_bias, Linear& linear,
+                    std::optional<WeightFormat> format = std::nullopt);
 
   int64_t q_size() const { return config_.num_heads * config_.head_dim; }
   int64_t kv_size() const { return config_.num_kv_heads * config_.head_dim; }
@@ -107,15 +136,18 @@ class Model {
   void SiluMulRows(int64_t num_tokens);
   void ComputeLogits(const ForwardBatch& batch, std::span<float> logits);
 
+  WeightFormat LinearFormat() const;  // the decoder layers' format
+  WeightFormat LmHeadFormat() const;  // LinearFormat(), but int8 under int4 by default
+
   ModelConfig config_;
+  LoadOptions options_;
   std::unique_ptr<ThreadPool> owned_pool_;  // only when Load got no pool
   ThreadPool* pool_;
-  std::vector<float> inv_freq_;         // [head_dim / 2]: RoPE inverse frequencies
-  std::vector<float> embed_tokens_;     // [vocab_size, hidden_size]
-  std::vector<Layer> layers_;           // [num_layers]
-  std::vector<float> final_norm_;       // [hidden_size]
-  std::vector<float> lm_head_storage_;  // [vocab_size, hidden_size]; empty when tied
-  WeightMatrix lm_head_;                // lm_head_storage_, or embed_tokens_ when tied
+  std::vector<float> inv_freq_;      // [head_dim / 2]: RoPE inverse frequencies
+  std::vector<float> embed_tokens_;  // [vocab_size, hidden_size]
+  std::vector<Layer> layers_;        // [num_layers]
+  std::vector<float> final_norm_;    // [hidden_size]
+  Linear lm_head_;                   // [vocab_size, hidden_size]; a packed copy when tied
   Activations act_;
 };
 

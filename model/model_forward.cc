@@ -212,7 +212,7 @@ void Model::ComputeLogits(const ForwardBatch& batch, std::span<float> logits) {
     RmsNorm(&act_.hidden[batch.logits_rows[r] * hidden], final_norm_.data(), 1, hidden, eps,
             &act_.logits_input[r * hidden]);
   }
-  MatMul(act_.logits_input.data(), num_rows, lm_head_, nullptr, logits.data(), pool_);
+  MatMul(act_.logits_input.data(), num_rows, lm_head_.matrix(), nullptr, logits.data(), pool_);
 }
 
 }  // namespace surge

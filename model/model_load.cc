@@ -1,6 +1,8 @@
-// Model::Load: config.json and the safetensors weights into f32 arrays, q/k/v and
-// gate/up stacked so that each takes one MatMul.
+// Model::Load: config.json and the safetensors weights; norms and embeddings as f32
+// arrays, linear layers packed into the chosen format (kernels/packed_weight.h), q/k/v
+// and gate/up stacked so that each takes one MatMul.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kernels/rope.h"
@@ -52,18 +54,47 @@ RopeParams RopeParamsFor(const ModelConfig& c) {
 
 std::string LayerPrefix(int64_t index) { return "model.layers." + std::to_string(index) + "."; }
 
+Status ValidateOptions(const LoadOptions& o) {
+  if (o.dtype != WeightDType::kF32 && o.dtype != WeightDType::kBF16) {
+    return InvalidArgumentError(
+        "load options: dtype must be f32 or bf16 (int8/int4 are "
+        "chosen with quantize)");
+  }
+  if (o.quantize == Quantization::kInt4 && o.group_size != 32 && o.group_size != 64 &&
+      o.group_size != 128) {
+    return InvalidArgumentError("load options: int4 group size must be 32, 64 or 128, got " +
+                                std::to_string(o.group_size));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
-Model::Model(ModelConfig config, ThreadPool* pool)
+std::string LoadOptionsName(const LoadOptions& options) {
+  switch (options.quantize) {
+    case Quantization::kInt8:
+      return "int8";
+    case Quantization::kInt4:
+      return "int4-g" + std::to_string(options.group_size) + (options.int4_lm_head ? "-head4" : "");
+    case Quantization::kNone:
+      break;
+  }
+  return WeightDTypeName(options.dtype);
+}
+
+Model::Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options)
     : config_(std::move(config)),
+      options_(options),
       owned_pool_(pool ? nullptr : std::make_unique<ThreadPool>(1)),
       pool_(pool ? pool : owned_pool_.get()) {}
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, ThreadPool* pool) {
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, ThreadPool* pool,
+                                             const LoadOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(model_dir));
   RETURN_IF_ERROR(ValidateForForward(config).WithContext(model_dir + "/config.json"));
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(model_dir));
-  std::unique_ptr<Model> model(new Model(std::move(config), pool));
+  std::unique_ptr<Model> model(new Model(std::move(config), pool, options));
   RETURN_IF_ERROR(model->LoadWeights(*store));
   return model;
 }
@@ -86,18 +117,47 @@ Status Model::LoadWeights(const WeightStore& store) {
   layers_.resize(config_.num_layers);
   for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, layers_[i]));
   // Tied (as transformers ties them): the output projection *is* the embedding matrix,
-  // even if the file also carries an lm_head.weight.
+  // even if the file also carries an lm_head.weight. It gets its own packed copy (the
+  // gather wants f32 rows; the MatMul wants panels in the load format).
   if (config_.tie_word_embeddings) {
-    lm_head_ = F32Weight(embed_tokens_.data(), vocab, hidden);
+    lm_head_.weight =
+        PackedWeight::Pack(embed_tokens_.data(), vocab, hidden, LmHeadFormat(), pool_);
     return OkStatus();
   }
   if (!store.Contains("lm_head.weight")) {
     return NotFoundError(store.dir() +
                          ": no tensor 'lm_head.weight' and tie_word_embeddings is false");
   }
-  ASSIGN_OR_RETURN(lm_head_storage_, store.LoadF32("lm_head.weight", {vocab, hidden}));
-  lm_head_ = F32Weight(lm_head_storage_.data(), vocab, hidden);
-  return OkStatus();
+  return LoadLinear(store, {{"lm_head", vocab}}, hidden, /*has_bias=*/false, lm_head_,
+                    LmHeadFormat());
+}
+
+WeightFormat Model::LmHeadFormat() const {
+  if (options_.quantize == Quantization::kInt4 && !options_.int4_lm_head) {
+    return {WeightDType::kInt8};
+  }
+  return LinearFormat();
+}
+
+WeightFormat Model::LinearFormat() const {
+  switch (options_.quantize) {
+    case Quantization::kInt8:
+      return {WeightDType::kInt8};
+    case Quantization::kInt4:
+      return {WeightDType::kInt4, options_.group_size};
+    case Quantization::kNone:
+      break;
+  }
+  return {options_.dtype};
+}
+
+int64_t Model::linear_weight_bytes() const {
+  int64_t bytes = lm_head_.weight.size_bytes();
+  for (const Layer& l : layers_) {
+    bytes += l.qkv.weight.size_bytes() + l.o_proj.weight.size_bytes() +
+             l.gate_up.weight.size_bytes() + l.down.weight.size_bytes();
+  }
+  return bytes;
 }
 
 Status Model::LoadLayer(const WeightStore& store, int64_t index, Layer& layer) {
@@ -120,23 +180,27 @@ Status Model::LoadLayer(const WeightStore& store, int64_t index, Layer& layer) {
   return OkStatus();
 }
 
-// Loads each part (NAME.weight, and NAME.bias when has_bias) and stacks their rows in
-// order into one Linear.
+// Loads each part (NAME.weight, and NAME.bias when has_bias), stacks their rows in order
+// and packs them into one Linear in the load format.
 Status Model::LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
-                         int64_t in_features, bool has_bias, Linear& linear) {
+                         int64_t in_features, bool has_bias, Linear& linear,
+                         std::optional<WeightFormat> format) {
   linear = Linear{};
-  linear.in_features = in_features;
+  std::vector<float> stacked;  // [sum of out_features, in_features]
+  int64_t out_features = 0;
   for (const Projection& part : parts) {
     ASSIGN_OR_RETURN(std::vector<float> weight,
                      store.LoadF32(part.name + ".weight", {part.out_features, in_features}));
-    linear.weight.insert(linear.weight.end(), weight.begin(), weight.end());
+    stacked.insert(stacked.end(), weight.begin(), weight.end());
     if (has_bias) {
       ASSIGN_OR_RETURN(std::vector<float> bias,
                        store.LoadF32(part.name + ".bias", {part.out_features}));
       linear.bias.insert(linear.bias.end(), bias.begin(), bias.end());
     }
-    linear.out_features += part.out_features;
+    out_features += part.out_features;
   }
+  linear.weight = PackedWeight::Pack(stacked.data(), out_features, in_features,
+                                     format.value_or(LinearFormat()), pool_);
   return OkStatus();
 }
 

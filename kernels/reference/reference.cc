@@ -5,17 +5,32 @@
 #include <vector>
 
 #include "base/check.h"
+#include "kernels/weight_codec.h"
 
 namespace surge::reference {
 
 void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y) {
-  CHECK(w.dtype == WeightDType::kF32);
+  CHECK(w.dtype == WeightDType::kF32 && w.layout == WeightLayout::kRowMajor);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t n = 0; n < w.rows; ++n) {
       double sum = bias ? bias[n] : 0.0;
       for (int64_t k = 0; k < w.cols; ++k)
         sum += double(x[i * w.cols + k]) * w.f32()[n * w.cols + k];
       y[i * w.rows + n] = static_cast<float>(sum);
+    }
+  }
+}
+
+void MatMulQuantizedActivations(const float* x, int64_t m, const WeightMatrix& w, const float* bias,
+                                float* y) {
+  CHECK(w.dtype == WeightDType::kF32 && w.layout == WeightLayout::kRowMajor);
+  std::vector<int8_t> q(w.cols);
+  for (int64_t i = 0; i < m; ++i) {
+    const double scale = QuantizeActivationRow(x + i * w.cols, w.cols, q.data());
+    for (int64_t n = 0; n < w.rows; ++n) {
+      double sum = 0.0;
+      for (int64_t k = 0; k < w.cols; ++k) sum += double(q[k]) * w.f32()[n * w.cols + k];
+      y[i * w.rows + n] = static_cast<float>(scale * sum + (bias ? bias[n] : 0.0));
     }
   }
 }

@@ -10,8 +10,15 @@
 
 namespace surge::reference {
 
-// y[m, w.rows] = x[m, w.cols] · W^T + bias (bias may be null); f32 weights only.
+// y[m, w.rows] = x[m, w.cols] · W^T + bias (bias may be null); row-major f32 weights.
+// For a PackedWeight, pass F32Weight over its Unpack(): the values its kernels multiply by.
 void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y);
+
+// What the int8 / int4 kernels compute, in double: each row of x quantized on its own
+// (QuantizeActivationRow: x ~ scale * q), then y = scale * sum_k q[k] * w[n, k] + bias,
+// with w the row-major dequantized weights (PackedWeight::Unpack()).
+void MatMulQuantizedActivations(const float* x, int64_t m, const WeightMatrix& w,
+                                const float* bias, float* y);
 
 void RmsNorm(const float* x, const float* weight, int64_t num_rows, int64_t dim, float eps,
              float* y);

@@ -1,0 +1,121 @@
+// Internal: the interface between MatMul's driver for panel-layout weights
+// (packed_matmul.cc) and the kernels of each dtype and SIMD level
+// (packed_matmul_{scalar,avx2,avx512,avx512_vnni,avx512_bf16}.cc). Tests and
+// benchmarks use it to run a named kernel; the model only calls MatMul.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/simd.h"
+#include "kernels/thread_pool.h"
+#include "kernels/weight_matrix.h"
+
+namespace surge::internal {
+
+// How a kernel wants x: as given, or converted per row first (into MatMul's scratch).
+enum class ActivationFormat {
+  kF32,       // x itself
+  kBf16,      // bf16 of x in k-pairs (4-byte units), an odd K's pair padded with 0
+  kU8Offset,  // uint8 q + 128 (QuantizeActivationRow's q) in k-quads, padded with 128 (= 0)
+  kS8,        // int8 q in k-quads, padded with 0
+  kS8Groups,  // int8 q, stride = groups * group_size, padded with 0, plus group sums
+};
+
+// The converted activations of rows [0, m): `stride` bytes per row, in 4-byte units
+// (a k-quad of int8, a k-pair of bf16). Rows are interleaved in blocks of
+// rows_per_block = R, so that a kernel's register block of R rows finds unit j of all
+// its rows side by side:
+//   byte o of row i is at data[(i / R) R stride + (o / 4) 4 R + (i % R) 4 + o % 4]
+// (R = 1: plain rows). One pointer then reaches every row of a block with constant
+// offsets; with a pointer per row, 12 rows spilled the accumulators out of registers.
+struct PreparedActivations {
+  uint8_t* data = nullptr;     // [ceil(m / R) * R * stride] bytes, laid out as above
+  int64_t stride = 0;          // bytes per row (a multiple of 4)
+  int64_t rows_per_block = 1;  // R
+  float* scales = nullptr;     // [m]: int8 formats, x ~ scale * q
+  // kS8Groups: [m, num_groups] sum of q over each group, as f32 (exact: |sum| <= 128 *
+  // 127 < 2^24) so the kernels broadcast it straight from memory.
+  float* group_sums = nullptr;
+  int64_t num_groups = 0;
+  int32_t group_size = 0;
+
+  // The first byte of row i's block (rows i - i % R ...).
+  uint8_t* Block(int64_t i) const { return data + (i / rows_per_block) * rows_per_block * stride; }
+  // Where row i's 4-byte unit j lives.
+  uint8_t* Unit(int64_t i, int64_t j) const {
+    return Block(i) + (j * rows_per_block + i % rows_per_block) * 4;
+  }
+};
+
+// One product y[m, N] = x[m, K] · W^T + bias.
+struct PackedProblem {
+  const WeightMatrix* w;
+  const float* x;                   // [m, K]
+  PreparedActivations activations;  // unused for kF32
+  const float* bias;                // [N] or null
+  float* y;                         // [m, N]
+};
+
+// Writes y for rows [m_begin, m_end) and output panels [panel_begin, panel_end).
+using PackedTileFn = void (*)(const PackedProblem& p, int64_t m_begin, int64_t m_end,
+                              int64_t panel_begin, int64_t panel_end);
+// Converts rows [row_begin, row_end) of x[*, k] into `out`.
+using PrepareFn = void (*)(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                           const PreparedActivations& out);
+
+struct PackedKernel {
+  const char* name = nullptr;  // e.g. "int8/avx512_vnni/vpdpbusd"
+  ActivationFormat activations = ActivationFormat::kF32;
+  PrepareFn prepare = nullptr;  // null for kF32
+  PackedTileFn tile = nullptr;
+  // True when every output is bit-identical to the scalar kernel's (same quantized x,
+  // same chain); false for the alternatives that compute something else on purpose.
+  bool same_bits_as_scalar = true;
+  // The interleave R of the prepared activations (the kernel's largest row block).
+  int64_t rows_per_block = 1;
+};
+
+// The kernel MatMul uses for this dtype on this level (no allocation).
+PackedKernel DefaultPackedKernel(WeightDType dtype, SimdLevel level);
+// Every kernel that can run this dtype on this level, the default first (the others are
+// the measured alternatives, kept for tests and benchmarks).
+std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level);
+
+// MatMul through one given kernel: prepares the activations into a thread-local
+// grow-only scratch, then splits the output over `pool` (null: this thread).
+void PackedMatMul(const PackedKernel& kernel, const float* x, int64_t m, const WeightMatrix& w,
+                  const float* bias, float* y, ThreadPool* pool);
+
+// Bytes per prepared row for a format (0 for kF32).
+int64_t PreparedStride(ActivationFormat format, const WeightMatrix& w);
+
+// The kernels of each level. Scalar ones run everywhere; the others only where
+// DetectedSimdLevel() allows.
+PackedKernel ScalarKernel(WeightDType dtype);
+PackedKernel Avx2Kernel(WeightDType dtype);
+PackedKernel Avx512Kernel(WeightDType dtype);      // f32, bf16 (widened); int4 f32-dequantized
+PackedKernel Avx512VnniKernel(WeightDType dtype);  // int8, int4 with vpdpbusd
+PackedKernel Avx512Bf16DotKernel();                // bf16 with vdpbf16ps
+
+// The activation converters in plain C++ (PrepareFn each): the definition the SIMD ones
+// match bit for bit (QuantizeActivationRow's q and scale).
+void PrepareBf16Scalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                       const PreparedActivations& out);
+void PrepareU8OffsetScalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                           const PreparedActivations& out);
+void PrepareS8Scalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                     const PreparedActivations& out);
+void PrepareS8GroupsScalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                           const PreparedActivations& out);
+// The same bits with SIMD (only where the level runs).
+void PrepareS8Avx2(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                   const PreparedActivations& out);
+void PrepareS8GroupsAvx2(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                         const PreparedActivations& out);
+void PrepareU8OffsetAvx512(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                           const PreparedActivations& out);
+void PrepareS8GroupsAvx512(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                           const PreparedActivations& out);
+
+}  // namespace surge::internal

@@ -1,0 +1,197 @@
+// AVX-512 VNNI kernels for int8 and int4 panel weights: vpdpbusd multiplies 4 unsigned
+// bytes by 4 signed bytes and adds the four products into a 32-bit lane, 64 products
+// per instruction.
+//
+// Integer sums are exact, so an output's integer dot product cannot depend on the order
+// or blocking; the f32 epilogue is a fixed per-output formula. Results therefore match
+// the scalar kernels bit for bit, whatever the batch (batch invariance).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/packed_matmul.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")
+#include "kernels/packed_tile-inl.h"
+#include "kernels/x86_avx512-inl.h"
+
+namespace surge {
+namespace {
+
+using internal::PackedProblem;
+
+// acc += the four u8 x s8 products of each lane (vpdpbusd). Inline asm, because GCC 12
+// keeps the intrinsic's tied accumulator in a stack slot as well, storing and copying
+// every one of them each iteration (half the kernel's instructions); the asm operand
+// "+v" keeps it in its register.
+inline void DotU8S8(__m512i& acc, __m512i u8, __m512i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(s8));
+}
+
+inline __m512i Broadcast4(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// y[row, panel] = fma(v, w_scale * x_scale, bias) for the outputs that exist.
+inline void StoreScaled(const PackedProblem& p, int64_t row, int64_t panel, __m512 v,
+                        __m512 w_scale_times_x_scale) {
+  const int64_t n0 = panel * kPanelRows, n_size = p.w->rows;
+  const __mmask16 mask = Avx512TailMask(n_size - n0 < kPanelRows ? n_size - n0 : kPanelRows);
+  const __m512 bias = p.bias ? _mm512_maskz_loadu_ps(mask, p.bias + n0) : _mm512_setzero_ps();
+  _mm512_mask_storeu_ps(p.y + row * n_size + n0, mask,
+                        _mm512_fmadd_ps(v, w_scale_times_x_scale, bias));
+}
+
+// int8: W is signed, and vpdpbusd wants one unsigned operand, so x arrives as q + 128
+// (kU8Offset) and 128 * row_sum(W) comes off afterwards:
+// sum (q_x + 128) q_w - 128 sum q_w = sum q_x q_w, exactly.
+struct Int8Kernel {
+  static constexpr int kMaxRows = 12;
+  static constexpr int PanelsFor(int rows) { return rows <= 4 ? 4 : 2; }
+
+  template <int MR, int NP>
+  static void Block(const PackedProblem& p, int64_t row, int64_t panel) {
+    const internal::PreparedActivations& a = p.activations;
+    const int64_t num_quads = a.stride / 4, stride = p.w->panel_bytes;
+    const uint8_t* w = p.w->bytes() + panel * stride;
+    const uint8_t* x = a.Block(row);  // unit j of row + r at (j * kMaxRows + r) * 4
+    __m512i acc[MR][NP];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) acc[r][c] = _mm512_setzero_si512();
+    for (int64_t j = 0; j < num_quads; ++j) {
+      __m512i wv[NP];
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) wv[c] = _mm512_load_si512(w + c * stride + j * 64);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512i xb = Broadcast4(x + (j * kMaxRows + r) * 4);
+#pragma GCC unroll 16
+        for (int c = 0; c < NP; ++c) DotU8S8(acc[r][c], xb, wv[c]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < NP; ++c) {
+      const int64_t n0 = (panel + c) * kPanelRows;
+      const __m512i offset = _mm512_slli_epi32(_mm512_loadu_si512(p.w->row_sums + n0), 7);
+      const __m512 w_scale = _mm512_loadu_ps(p.w->scales + n0);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][c], offset));
+        StoreScaled(p, row + r, panel + c, dot,
+                    _mm512_mul_ps(w_scale, _mm512_set1_ps(a.scales[row + r])));
+      }
+    }
+  }
+};
+
+// int4: W's nibbles are the unsigned operand (q in [0, 15]) and x's q the signed one, so
+// no offset is needed. Per group: the exact dot A in int32, then
+// acc = fma(scale, A, acc); acc = fma(min, X, acc) with X = sum of the group's q_x.
+struct Int4Kernel {
+  static constexpr int kMaxRows = 6;  // 6 x 2 integer + 6 x 2 float accumulators
+  static constexpr int PanelsFor(int rows) { return rows <= 2 ? 4 : 2; }
+
+  template <int MR, int NP>
+  static void Block(const PackedProblem& p, int64_t row, int64_t panel) {
+    const internal::PreparedActivations& a = p.activations;
+    const int64_t group = a.group_size, stride = p.w->panel_bytes;
+    const uint8_t* w = p.w->bytes() + panel * stride;
+    const uint8_t* x = a.Block(row);  // unit j of row + r at (j * kMaxRows + r) * 4
+    const float* sums = a.group_sums + row * a.num_groups;
+    const __m512i nibble = _mm512_set1_epi8(0x0f);
+    __m512 acc[MR][NP];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < a.num_groups; ++g) {
+      const uint8_t* block = w + g * (group * 8 + 64);
+      const uint8_t* xg = x + g * group * kMaxRows;  // the group's first unit
+      __m512i dot[MR][NP];
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+        for (int c = 0; c < NP; ++c) dot[r][c] = _mm512_setzero_si512();
+      for (int64_t o = 0; o < group / 8; ++o) {
+        __m512i lo[NP], hi[NP];
+#pragma GCC unroll 16
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(block + c * stride + o * 64);
+          lo[c] = _mm512_and_si512(v, nibble);
+          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+        }
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const __m512i x_lo = Broadcast4(xg + (2 * o * kMaxRows + r) * 4);
+          const __m512i x_hi = Broadcast4(xg + ((2 * o + 1) * kMaxRows + r) * 4);
+#pragma GCC unroll 16
+          for (int c = 0; c < NP; ++c) {
+            DotU8S8(dot[r][c], lo[c], x_lo);
+            DotU8S8(dot[r][c], hi[c], x_hi);
+          }
+        }
+      }
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) {
+        const uint8_t* params = block + c * stride + group * 8;
+        const __m512 scale =
+            _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params)));
+        const __m512 min =
+            _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params + 32)));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          acc[r][c] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(dot[r][c]), acc[r][c]);
+          const __m512 x_sum = _mm512_set1_ps(sums[r * a.num_groups + g]);
+          acc[r][c] = _mm512_fmadd_ps(min, x_sum, acc[r][c]);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c)
+        StoreScaled(p, row + r, panel + c, acc[r][c], _mm512_set1_ps(a.scales[row + r]));
+  }
+};
+
+void TileInt8(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  PackedTile<Int8Kernel>(p, m0, m1, p0, p1);
+}
+void TileInt4(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  PackedTile<Int4Kernel>(p, m0, m1, p0, p1);
+}
+
+}  // namespace
+}  // namespace surge
+#pragma GCC pop_options
+
+namespace surge::internal {
+
+PackedKernel Avx512VnniKernel(WeightDType dtype) {
+  switch (dtype) {
+    case WeightDType::kInt8:
+      return {
+          "int8/avx512_vnni",  ActivationFormat::kU8Offset, PrepareU8OffsetAvx512, TileInt8, true,
+          Int8Kernel::kMaxRows};
+    case WeightDType::kInt4:
+      return {
+          "int4/avx512_vnni",  ActivationFormat::kS8Groups, PrepareS8GroupsAvx512, TileInt4, true,
+          Int4Kernel::kMaxRows};
+    case WeightDType::kF32:
+    case WeightDType::kBF16:
+      break;
+  }
+  return Avx512Kernel(dtype);
+}
+
+}  // namespace surge::internal
