@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "apps/weight_flags.h"
 #include "base/flags.h"
 #include "engine/generator.h"
 #include "kernels/thread_pool.h"
@@ -28,10 +29,7 @@ struct GenerateFlags {
   double frequency_penalty = 0.0;
   int64_t seed = -1;
   int64_t threads = 0;
-  std::string dtype = "f32";
-  std::string quantize = "none";
-  int64_t group_size = 32;
-  bool int4_lm_head = false;
+  WeightFlags weights;
   bool ignore_eos = false;
   bool json = false;
   bool help = false;
@@ -50,14 +48,7 @@ void Register(FlagParser& parser, GenerateFlags& f) {
   parser.AddDouble("frequency-penalty", &f.frequency_penalty, "default 0 (off)");
   parser.AddInt("seed", &f.seed, "seed for sampling; same seed, same output (default random)");
   parser.AddInt("threads", &f.threads, "worker threads (default: all cores)");
-  parser.AddString("dtype", &f.dtype,
-                   "linear-layer weights when not quantized: f32 (default) | bf16");
-  parser.AddString("quantize", &f.quantize,
-                   "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
-  parser.AddInt("group-size", &f.group_size,
-                "int4 group size along the input: 32 (default) | 64 | 128");
-  parser.AddBool("int4-lm-head", &f.int4_lm_head,
-                 "with --quantize int4, make lm_head int4 too (default int8)");
+  RegisterWeightFlags(parser, f.weights);
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
   parser.AddBool("json", &f.json, "print one JSON object with prompt/output ids and text");
   parser.AddBool("help", &f.help, "show this help");
@@ -96,29 +87,10 @@ int Fail(const Status& status) {
   return 1;
 }
 
-StatusOr<LoadOptions> ToLoadOptions(const GenerateFlags& f) {
-  LoadOptions options;
-  if (f.dtype == "bf16") {
-    options.dtype = WeightDType::kBF16;
-  } else if (f.dtype != "f32") {
-    return InvalidArgumentError("--dtype must be f32 or bf16, got '" + f.dtype + "'");
-  }
-  if (f.quantize == "int8") {
-    options.quantize = Quantization::kInt8;
-  } else if (f.quantize == "int4") {
-    options.quantize = Quantization::kInt4;
-  } else if (f.quantize != "none") {
-    return InvalidArgumentError("--quantize must be none, int8 or int4, got '" + f.quantize + "'");
-  }
-  options.group_size = static_cast<int32_t>(f.group_size);
-  options.int4_lm_head = f.int4_lm_head;
-  return options;
-}
-
 int Run(const GenerateFlags& f) {
   auto tokenizer = Tokenizer::FromDirectory(f.model);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
-  auto load_options = ToLoadOptions(f);
+  auto load_options = ToLoadOptions(f.weights);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
   int64_t threads = f.threads > 0 ? f.threads : std::thread::hardware_concurrency();
   ThreadPool pool(static_cast<int>(threads));

@@ -13,6 +13,7 @@
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
+#include "apps/weight_flags.h"
 #include "base/flags.h"
 
 namespace surge {
@@ -37,6 +38,7 @@ struct ServeFlags {
   std::string max_body_size = "8MiB";
   double drain_timeout = 30;
   int64_t threads = 0;
+  WeightFlags weights;
   bool help = false;
 };
 
@@ -56,6 +58,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
+  RegisterWeightFlags(parser, f.weights);
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -71,6 +74,7 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
   config->model_dir = f.model;
+  ASSIGN_OR_RETURN(config->load, ToLoadOptions(f.weights));
   config->threads = static_cast<int>(f.threads);
   config->server.host = f.host;
   config->server.port = static_cast<uint16_t>(f.port);

@@ -19,6 +19,7 @@ namespace surge {
 
 struct ServeConfig {
   std::string model_dir;
+  LoadOptions load;            // weight format (--dtype / --quantize)
   ServerOptions server;        // served_model_name "" means the model directory's name;
                                // max_model_len 0 means the model's max_position_embeddings
   EngineOptions engine;        // kv_cache_bytes 0 means kv_cache_fraction of free memory,
