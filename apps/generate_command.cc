@@ -10,6 +10,7 @@
 #include "engine/generator.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
+#include "apps/serve_runtime.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -18,6 +19,7 @@ namespace {
 struct GenerateFlags {
   std::string model = "models/stories260K";
   std::string prompt;
+  std::string tokenizer;
   int64_t max_tokens = 128;
   double temperature = 0.0;
   double top_p = 1.0;
@@ -38,7 +40,8 @@ struct GenerateFlags {
 };
 
 void Register(FlagParser& parser, GenerateFlags& f) {
-  parser.AddString("model", &f.model, "Hugging Face model directory (default models/stories260K)");
+  parser.AddString("model", &f.model, "Hugging Face model directory or .gguf file (default models/stories260K)");
+  parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's)");
   parser.AddString("prompt", &f.prompt, "prompt text (required)");
   parser.AddInt("max-tokens", &f.max_tokens, "most tokens to generate (default 128)");
   parser.AddDouble("temperature", &f.temperature, "0 = greedy (default), > 0 samples");
@@ -116,7 +119,7 @@ StatusOr<LoadOptions> ToLoadOptions(const GenerateFlags& f) {
 }
 
 int Run(const GenerateFlags& f) {
-  auto tokenizer = Tokenizer::FromDirectory(f.model);
+  auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
