@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/packed_weight.h"
+
 namespace surge {
 namespace {
 
@@ -178,6 +180,24 @@ TEST(GgufBlocksTest, Int4GroupsReproduceDequantization) {
         ASSERT_NEAR(w, y[i], (15 * step + min) * 1e-3f + 1e-7f) << i;
       }
     }
+  }
+}
+
+// Q4_K blocks repacked into the int4-g32 panels hold exactly the groups' values.
+TEST(GgufBlocksTest, PackInt4GroupsKeepsEveryValue) {
+  const int64_t rows = 19, cols = 512;  // a partial last panel
+  std::vector<float> x = Random(rows * cols, 11, 0.05f);
+  std::vector<uint8_t> blocks(BlockRowBytes(BlockType::kQ4_K, cols) * rows);
+  QuantizeBlocks(BlockType::kQ4_K, x.data(), rows * cols, blocks.data());
+  std::vector<uint8_t> q(rows * cols);
+  std::vector<Int4Group> groups(rows * cols / 32);
+  BlocksToInt4Groups(BlockType::kQ4_K, blocks.data(), rows * cols, q.data(), groups.data());
+  ThreadPool pool(2);
+  PackedWeight packed = PackedWeight::PackInt4Groups(q.data(), groups.data(), rows, cols, 32, &pool);
+  EXPECT_EQ(packed.format().dtype, WeightDType::kInt4);
+  const std::vector<float> unpacked = packed.Unpack();
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    ASSERT_EQ(unpacked[i], DequantizeInt4(groups[i / 32], q[i])) << i;
   }
 }
 

@@ -137,16 +137,15 @@ TEST(GgufModelTest, LlamaQkRowsArePermutedLikeLlamaCpp) {
 }
 
 // Quantized files against the f32 model on a random Llama/Qwen2 whose rows are whole
-// k-quant super-blocks (hidden 256, ffn 512). Bounds ~1.5x measured; see docs/PERF.md.
+// k-quant super-blocks (hidden 256, ffn 512), next to the HF path's own int8 and
+// int4-g32 quantization of the same weights as the yardstick: a GGUF format may err at
+// most a stated multiple of the HF format of its class. Measured (docs/PERF.md): Q8_0
+// kept as bf16 errs ~0.6x HF int8 (no activation quantization); requantized to int8
+// ~1.15x (a second rounding onto the per-row grid); Q6_K ~2.2x (6 bits, our
+// round-to-nearest scales); Q4_0 ~1.6x HF int4-g32 (symmetric, no refit); Q4_K_M ~1.4x
+// (round-to-nearest with 6-bit scales and mins). Bounds leave ~15% headroom.
 TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
   ThreadPool pool(2);
-  const struct {
-    GgufFileType type;
-    Error bound;
-  } cases[] = {{GgufFileType::kQ8_0, {0.03, 0.012}},
-               {GgufFileType::kQ6_K, {0.05, 0.02}},
-               {GgufFileType::kQ4_0, {0.3, 0.12}},
-               {GgufFileType::kQ4_K_M, {0.3, 0.12}}};
   for (const char* arch : {"llama", "qwen2"}) {
     const std::string hf = MakeTiny(std::string("k") + arch,
                                     std::string("--model-type ") + arch +
@@ -155,14 +154,36 @@ TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
     std::unique_ptr<Model> f32 = LoadOrDie(hf, &pool);
     const std::vector<int32_t> ids = SomeIds(f32->config().vocab_size, 48);
     const std::vector<float> want = AllLogits(*f32, ids);
-    for (const auto& c : cases) {
-      std::unique_ptr<Model> model = LoadOrDie(Convert(hf, c.type), &pool);
+    auto error_of = [&](const std::string& path, LoadOptions options, const std::string& label) {
+      std::unique_ptr<Model> model = LoadOrDie(path, &pool, options);
       const Error e = Compare(want, AllLogits(*model, ids));
-      std::printf("%-6s %-7s max |diff|/max|logit| %.4f  rms %.4f  weights %.2f MB\n", arch,
-                  GgufFileTypeName(c.type), e.max_relative, e.rms_relative,
-                  model->linear_weight_bytes() / 1e6);
-      EXPECT_LT(e.max_relative, c.bound.max_relative) << arch << " " << GgufFileTypeName(c.type);
-      EXPECT_LT(e.rms_relative, c.bound.rms_relative) << arch << " " << GgufFileTypeName(c.type);
+      std::printf("%-6s %-22s max |diff|/max|logit| %.4f  rms %.4f  weights %.2f MB\n", arch,
+                  label.c_str(), e.max_relative, e.rms_relative, model->linear_weight_bytes() / 1e6);
+      return e;
+    };
+    const Error int8 = error_of(hf, {WeightDType::kF32, Quantization::kInt8}, "hf int8");
+    const Error int4 = error_of(hf, {WeightDType::kF32, Quantization::kInt4, 32}, "hf int4-g32");
+    LoadOptions wide_bf16;
+    wide_bf16.gguf_wide_quant_dtype = WeightDType::kBF16;
+    const std::string q8 = Convert(hf, GgufFileType::kQ8_0), q6 = Convert(hf, GgufFileType::kQ6_K);
+    const struct {
+      std::string path;
+      LoadOptions options;
+      const char* label;
+      const Error& yardstick;
+      double factor;
+    } cases[] = {
+        {q8, {}, "q8_0 -> int8", int8, 1.4},
+        {q8, wide_bf16, "q8_0 -> bf16", int8, 0.75},
+        {q6, {}, "q6_k -> int8", int8, 2.7},
+        {q6, wide_bf16, "q6_k -> bf16", int8, 2.7},
+        {Convert(hf, GgufFileType::kQ4_0), {}, "q4_0 -> int4-g32", int4, 2.0},
+        {Convert(hf, GgufFileType::kQ4_K_M), {}, "q4_k_m -> int4/int8", int4, 1.7},
+    };
+    for (const auto& c : cases) {
+      const Error e = error_of(c.path, c.options, c.label);
+      EXPECT_LT(e.rms_relative, c.factor * c.yardstick.rms_relative) << arch << " " << c.label;
+      EXPECT_LT(e.max_relative, c.factor * c.yardstick.max_relative + 0.01) << arch << " " << c.label;
     }
   }
 }
