@@ -102,6 +102,29 @@ TEST(GgufModelTest, F32FilesGiveExactlyTheHfLogits) {
   }
 }
 
+// Rope scaling: linear travels as metadata (exact); llama3 as llama.cpp's rope_freqs
+// tensor of per-frequency divisors, applied to the default frequencies at load -- the
+// same values as HF's llama3 formula up to f32 rounding of the divisor.
+TEST(GgufModelTest, RopeScalingSurvivesConversion) {
+  ThreadPool pool(2);
+  const struct {
+    const char* scaling;
+    double max_relative;
+  } cases[] = {{R"({"rope_type": "linear", "factor": 2.0})", 0.0},
+               {R"({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,)"
+                R"( "high_freq_factor": 4.0, "original_max_position_embeddings": 64})", 1e-5}};
+  for (const auto& c : cases) {
+    const std::string hf = MakeTiny("rope" + std::to_string(std::hash<std::string>()(c.scaling)),
+                                    std::string("--model-type llama --rope-scaling '") + c.scaling + "'");
+    std::unique_ptr<Model> want = LoadOrDie(hf, &pool);
+    std::unique_ptr<Model> got = LoadOrDie(Convert(hf, GgufFileType::kF32), &pool);
+    const std::vector<int32_t> ids = SomeIds(want->config().vocab_size, 300);  // past 64
+    const Error e = Compare(AllLogits(*want, ids), AllLogits(*got, ids));
+    EXPECT_LE(e.max_relative, c.max_relative) << c.scaling;
+  }
+  // (Without the divisors the llama3 case measures 0.33.)
+}
+
 // The converter stores llama's q/k rows the way llama.cpp's LlamaModel.permute does:
 // w.reshape(n_head, 2, hd/2, cols).swapaxes(1, 2): GGUF row (h, i, j) = HF row (h, j, i).
 TEST(GgufModelTest, LlamaQkRowsArePermutedLikeLlamaCpp) {

@@ -142,15 +142,15 @@ StatusOr<GgufWeightSource::Raw> GgufWeightSource::LoadRaw(
   }
   Raw raw;
   ASSIGN_OR_RETURN(raw.type, BlockTypeOf(file_, *t));
-  raw.bytes.assign(t->bytes.begin(), t->bytes.end());
+  raw.view = t->bytes;
   if (IsLlamaPermutedQk(config_.model_type, *name)) {
     const int64_t num_rows = expected_shape[0];
-    const int64_t row_bytes = static_cast<int64_t>(raw.bytes.size()) / num_rows;
+    const int64_t row_bytes = static_cast<int64_t>(raw.view.size()) / num_rows;
     if (num_rows % config_.head_dim != 0) {
       return InvalidArgumentError(file_.path() + ": tensor '" + *name + "' rows " +
                                   std::to_string(num_rows) + " are not whole heads");
     }
-    raw.bytes = PermuteRowsGgufToHf(raw.bytes, num_rows, row_bytes, config_.head_dim);
+    raw.permuted = PermuteRowsGgufToHf(raw.view, num_rows, row_bytes, config_.head_dim);
   }
   return raw;
 }
@@ -161,7 +161,7 @@ StatusOr<std::vector<float>> GgufWeightSource::LoadF32(
   int64_t n = 1;
   for (int64_t d : expected_shape) n *= d;
   std::vector<float> out(static_cast<size_t>(n));
-  DequantizeBlocks(raw.type, raw.bytes.data(), n, out.data());
+  DequantizeBlocks(raw.type, raw.data(), n, out.data());
   return out;
 }
 
@@ -174,13 +174,13 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string&
   if (HasInt4Groups(raw.type)) {
     data.int4_q.resize(rows * cols);
     data.int4_groups.resize(rows * cols / 32);
-    BlocksToInt4Groups(raw.type, raw.bytes.data(), rows * cols, data.int4_q.data(),
+    BlocksToInt4Groups(raw.type, raw.data(), rows * cols, data.int4_q.data(),
                        data.int4_groups.data());
     data.native = WeightFormat{WeightDType::kInt4, 32};
     return data;
   }
   data.f32.resize(rows * cols);
-  DequantizeBlocks(raw.type, raw.bytes.data(), rows * cols, data.f32.data());
+  DequantizeBlocks(raw.type, raw.data(), rows * cols, data.f32.data());
   if (raw.type == BlockType::kQ8_0 || raw.type == BlockType::kQ6_K) {
     data.native = WeightFormat{wide_quant_dtype_};
   }

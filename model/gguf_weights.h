@@ -43,11 +43,14 @@ class GgufWeightSource : public WeightSource {
                                               int64_t cols) const override;
 
  private:
-  // The tensor's bytes in HF row order (un-permuted for llama Q/K), its type, after
-  // checking its shape against `expected_shape` (HF order).
+  // The tensor after checking its shape against `expected_shape` (HF order): its type
+  // and bytes in HF row order -- a view of the mapped file, or an un-permuted copy for
+  // llama's Q/K.
   struct Raw {
     BlockType type;
-    std::vector<uint8_t> bytes;
+    std::span<const uint8_t> view;  // the tensor in the mapped file
+    std::vector<uint8_t> permuted;  // llama Q/K rows in HF order, else empty
+    const uint8_t* data() const { return permuted.empty() ? view.data() : permuted.data(); }
   };
   StatusOr<Raw> LoadRaw(const std::string& hf_name, const std::vector<int64_t>& expected_shape) const;
 
