@@ -57,6 +57,87 @@ void QuantizeQ4_0(const float* x, uint8_t* b) {
   }
 }
 
+// ---- Q4_1, Q5_0, Q5_1 ----
+void DequantizeQ4_1(const uint8_t* b, float* y) {
+  const float d = LoadF16(b), m = LoadF16(b + 2);
+  for (int j = 0; j < 16; ++j) {
+    y[j] = (b[4 + j] & 0x0f) * d + m;
+    y[j + 16] = (b[4 + j] >> 4) * d + m;
+  }
+}
+void QuantizeQ4_1(const float* x, uint8_t* b) {
+  float lo = x[0], hi = x[0];
+  for (int j = 1; j < 32; ++j) {
+    lo = std::min(lo, x[j]);
+    hi = std::max(hi, x[j]);
+  }
+  const float d = (hi - lo) / 15.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  StoreF16(b, d);
+  StoreF16(b + 2, lo);
+  for (int j = 0; j < 16; ++j) {
+    const uint8_t q0 = std::min<uint8_t>(15, static_cast<int8_t>((x[j] - lo) * id + 0.5f));
+    const uint8_t q1 = std::min<uint8_t>(15, static_cast<int8_t>((x[j + 16] - lo) * id + 0.5f));
+    b[4 + j] = q0 | static_cast<uint8_t>(q1 << 4);
+  }
+}
+// The 5-bit values of a Q5_0/Q5_1 block whose qh starts at `qh` and qs at `qs`.
+void Unpack5(const uint8_t* qh_bytes, const uint8_t* qs, int* q) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  for (int j = 0; j < 16; ++j) {
+    q[j] = (qs[j] & 0x0f) | static_cast<int>(((qh >> j) << 4) & 0x10);
+    q[j + 16] = (qs[j] >> 4) | static_cast<int>((qh >> (j + 12)) & 0x10);
+  }
+}
+void Pack5(const int* q, uint8_t* qh_bytes, uint8_t* qs) {
+  uint32_t qh = 0;
+  for (int j = 0; j < 16; ++j) {
+    qs[j] = static_cast<uint8_t>((q[j] & 0x0f) | ((q[j + 16] & 0x0f) << 4));
+    qh |= static_cast<uint32_t>((q[j] & 0x10) >> 4) << j;
+    qh |= static_cast<uint32_t>((q[j + 16] & 0x10) >> 4) << (j + 16);
+  }
+  std::memcpy(qh_bytes, &qh, 4);
+}
+void DequantizeQ5_0(const uint8_t* b, float* y) {
+  const float d = LoadF16(b);
+  int q[32];
+  Unpack5(b + 2, b + 6, q);
+  for (int j = 0; j < 32; ++j) y[j] = (q[j] - 16) * d;
+}
+void QuantizeQ5_0(const float* x, uint8_t* b) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < 32; ++j) {
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  const float d = max / -16.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  StoreF16(b, d);
+  int q[32];
+  for (int j = 0; j < 32; ++j) q[j] = std::min(31, static_cast<int>(static_cast<int8_t>(x[j] * id + 16.5f)));
+  Pack5(q, b + 2, b + 6);
+}
+void DequantizeQ5_1(const uint8_t* b, float* y) {
+  const float d = LoadF16(b), m = LoadF16(b + 2);
+  int q[32];
+  Unpack5(b + 4, b + 8, q);
+  for (int j = 0; j < 32; ++j) y[j] = q[j] * d + m;
+}
+void QuantizeQ5_1(const float* x, uint8_t* b) {
+  float lo = x[0], hi = x[0];
+  for (int j = 1; j < 32; ++j) {
+    lo = std::min(lo, x[j]);
+    hi = std::max(hi, x[j]);
+  }
+  const float d = (hi - lo) / 31.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  StoreF16(b, d);
+  StoreF16(b + 2, lo);
+  int q[32];
+  for (int j = 0; j < 32; ++j) q[j] = static_cast<uint8_t>((x[j] - lo) * id + 0.5f);
+  Pack5(q, b + 4, b + 8);
+}
+
 // ---- Q4_K ----
 // Scale and min of sub-block j (ggml's get_scale_min_k4).
 void ScaleMinK4(int j, const uint8_t* s, uint8_t* sc, uint8_t* m) {
@@ -175,6 +256,9 @@ const char* BlockTypeName(BlockType type) {
     case BlockType::kBF16: return "BF16";
     case BlockType::kQ8_0: return "Q8_0";
     case BlockType::kQ4_0: return "Q4_0";
+    case BlockType::kQ4_1: return "Q4_1";
+    case BlockType::kQ5_0: return "Q5_0";
+    case BlockType::kQ5_1: return "Q5_1";
     case BlockType::kQ4_K: return "Q4_K";
     case BlockType::kQ6_K: return "Q6_K";
   }
@@ -183,7 +267,8 @@ const char* BlockTypeName(BlockType type) {
 
 int64_t BlockElements(BlockType type) {
   switch (type) {
-    case BlockType::kQ8_0: case BlockType::kQ4_0: return 32;
+    case BlockType::kQ8_0: case BlockType::kQ4_0: case BlockType::kQ4_1:
+    case BlockType::kQ5_0: case BlockType::kQ5_1: return 32;
     case BlockType::kQ4_K: case BlockType::kQ6_K: return 256;
     default: return 1;
   }
@@ -195,6 +280,9 @@ int64_t BlockBytes(BlockType type) {
     case BlockType::kF16: case BlockType::kBF16: return 2;
     case BlockType::kQ8_0: return 34;
     case BlockType::kQ4_0: return 18;
+    case BlockType::kQ4_1: return 20;
+    case BlockType::kQ5_0: return 22;
+    case BlockType::kQ5_1: return 24;
     case BlockType::kQ4_K: return 144;
     case BlockType::kQ6_K: return 210;
   }
@@ -218,6 +306,9 @@ void DequantizeBlocks(BlockType type, const uint8_t* src, int64_t n, float* dst)
       }
       case BlockType::kQ8_0: DequantizeQ8_0(b, y); break;
       case BlockType::kQ4_0: DequantizeQ4_0(b, y); break;
+      case BlockType::kQ4_1: DequantizeQ4_1(b, y); break;
+      case BlockType::kQ5_0: DequantizeQ5_0(b, y); break;
+      case BlockType::kQ5_1: DequantizeQ5_1(b, y); break;
       case BlockType::kQ4_K: DequantizeQ4_K(b, y); break;
       case BlockType::kQ6_K: DequantizeQ6_K(b, y); break;
     }
@@ -240,13 +331,18 @@ void QuantizeBlocks(BlockType type, const float* src, int64_t n, uint8_t* dst) {
       }
       case BlockType::kQ8_0: QuantizeQ8_0(x, b); break;
       case BlockType::kQ4_0: QuantizeQ4_0(x, b); break;
+      case BlockType::kQ4_1: QuantizeQ4_1(x, b); break;
+      case BlockType::kQ5_0: QuantizeQ5_0(x, b); break;
+      case BlockType::kQ5_1: QuantizeQ5_1(x, b); break;
       case BlockType::kQ4_K: QuantizeQ4_K(x, b); break;
       case BlockType::kQ6_K: QuantizeQ6_K(x, b); break;
     }
   }
 }
 
-bool HasInt4Groups(BlockType type) { return type == BlockType::kQ4_0 || type == BlockType::kQ4_K; }
+bool HasInt4Groups(BlockType type) {
+  return type == BlockType::kQ4_0 || type == BlockType::kQ4_1 || type == BlockType::kQ4_K;
+}
 
 void BlocksToInt4Groups(BlockType type, const uint8_t* src, int64_t n, uint8_t* q,
                         Int4Group* groups) {
@@ -259,6 +355,20 @@ void BlocksToInt4Groups(BlockType type, const uint8_t* src, int64_t n, uint8_t* 
       for (int j = 0; j < 16; ++j) {
         q[32 * i + j] = b[2 + j] & 0x0f;
         q[32 * i + j + 16] = b[2 + j] >> 4;
+      }
+    }
+    return;
+  }
+  if (type == BlockType::kQ4_1) {
+    for (int64_t i = 0; i < n / 32; ++i) {
+      const uint8_t* b = src + i * 20;
+      uint16_t d, m;
+      std::memcpy(&d, b, 2);
+      std::memcpy(&m, b + 2, 2);
+      groups[i] = {d, m};
+      for (int j = 0; j < 16; ++j) {
+        q[32 * i + j] = b[4 + j] & 0x0f;
+        q[32 * i + j + 16] = b[4 + j] >> 4;
       }
     }
     return;

@@ -48,6 +48,36 @@ TEST(GgufBlocksTest, Q4_0KnownValues) {
   EXPECT_EQ(y[1], -16.0f);  // q = 0
 }
 
+TEST(GgufBlocksTest, Q4_1Q5_0Q5_1KnownValues) {
+  uint8_t q41[20] = {};
+  PutF16(q41, 0.5f);
+  PutF16(q41 + 2, -1.0f);
+  q41[4 + 3] = 0xa2;  // value 3: q 2; value 19: q 10
+  float y[32];
+  DequantizeBlocks(BlockType::kQ4_1, q41, 32, y);
+  EXPECT_EQ(y[3], 0.0f);
+  EXPECT_EQ(y[19], 4.0f);
+  EXPECT_EQ(y[0], -1.0f);
+  uint8_t q50[22] = {};
+  PutF16(q50, 0.25f);
+  const uint32_t qh = (1u << 2) | (1u << 20);  // 5th bit of values 2 and 20
+  std::memcpy(q50 + 2, &qh, 4);
+  q50[6 + 2] = 0x03;  // value 2: low 3 -> q 19; value 18: low 0 -> q 0
+  q50[6 + 4] = 0x70;  // value 4: q 0; value 20: low 7 | 16 -> q 23
+  DequantizeBlocks(BlockType::kQ5_0, q50, 32, y);
+  EXPECT_EQ(y[2], 0.25f * (19 - 16));
+  EXPECT_EQ(y[18], 0.25f * (0 - 16));
+  EXPECT_EQ(y[20], 0.25f * (23 - 16));
+  uint8_t q51[24] = {};
+  PutF16(q51, 0.5f);
+  PutF16(q51 + 2, 2.0f);
+  std::memcpy(q51 + 4, &qh, 4);
+  q51[8 + 2] = 0x03;
+  DequantizeBlocks(BlockType::kQ5_1, q51, 32, y);
+  EXPECT_EQ(y[2], 0.5f * 19 + 2.0f);
+  EXPECT_EQ(y[20], 0.5f * 16 + 2.0f);
+}
+
 TEST(GgufBlocksTest, Q4_KKnownValues) {
   uint8_t block[144] = {};
   PutF16(block, 0.25f);     // d
@@ -106,6 +136,8 @@ TEST(GgufBlocksTest, RoundTripsStayWithinTheirStep) {
       {BlockType::kF32, 0, 0},          {BlockType::kF16, 1e-3, 5e-4},
       {BlockType::kBF16, 4e-3, 3e-3},   {BlockType::kQ8_0, 1.0 / 254 + 1e-3, 0.01},
       {BlockType::kQ4_0, 1.0 / 8 + 1e-3, 0.12}, {BlockType::kQ4_K, 0.08, 0.1},
+      {BlockType::kQ4_1, 1.0 / 15 + 2e-3, 0.08}, {BlockType::kQ5_0, 1.0 / 16 + 1e-3, 0.065},
+      {BlockType::kQ5_1, 1.0 / 31 + 2e-3, 0.05},
       {BlockType::kQ6_K, 0.025, 0.03},
   };
   const int64_t n = 4096;
@@ -129,9 +161,9 @@ TEST(GgufBlocksTest, RoundTripsStayWithinTheirStep) {
       EXPECT_LE(emax, b.max_rel * amax) << BlockTypeName(b.type) << " block at " << start;
     }
     EXPECT_LE(std::sqrt(err2 / norm2), b.rms_rel) << BlockTypeName(b.type);
-    // ggml's Q8_0/Q4_0 quantizers reproduce a decoded row exactly (its extreme value
-    // fixes the same scale); min-max Q4_K/Q6_K scales need not.
-    if (BlockElements(b.type) == 256) continue;
+    // ggml's Q8_0/Q4_0/Q5_0 quantizers reproduce a decoded row exactly (its extreme
+    // value fixes the same scale); min-max scales (Q4_1, Q5_1, Q4_K, Q6_K) need not.
+    if (b.type != BlockType::kQ8_0 && b.type != BlockType::kQ4_0 && b.type != BlockType::kQ5_0) continue;
     std::vector<uint8_t> again(blocks.size());
     QuantizeBlocks(b.type, y.data(), n, again.data());
     std::vector<float> z(n);
@@ -160,7 +192,7 @@ TEST(GgufBlocksTest, Q8_0AndQ4_0MatchGgmlReferenceQuantizer) {
 }
 
 TEST(GgufBlocksTest, Int4GroupsReproduceDequantization) {
-  for (BlockType type : {BlockType::kQ4_0, BlockType::kQ4_K}) {
+  for (BlockType type : {BlockType::kQ4_0, BlockType::kQ4_1, BlockType::kQ4_K}) {
     const int64_t n = 1024;
     std::vector<float> x = Random(n, 3, 0.05f);
     std::vector<uint8_t> blocks(BlockRowBytes(type, n));
@@ -172,7 +204,7 @@ TEST(GgufBlocksTest, Int4GroupsReproduceDequantization) {
     BlocksToInt4Groups(type, blocks.data(), n, q.data(), groups.data());
     for (int64_t i = 0; i < n; ++i) {
       const float w = DequantizeInt4(groups[i / 32], q[i]);
-      if (type == BlockType::kQ4_0) {
+      if (type != BlockType::kQ4_K) {
         ASSERT_EQ(w, y[i]) << i;  // exact
       } else {
         // f16 rounding of d*sc and dmin*m: 2^-11 relative each, times q <= 15.

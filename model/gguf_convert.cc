@@ -75,6 +75,9 @@ GgmlType ToGgml(BlockType type) {
     case BlockType::kBF16: return GgmlType::kBF16;
     case BlockType::kQ8_0: return GgmlType::kQ8_0;
     case BlockType::kQ4_0: return GgmlType::kQ4_0;
+    case BlockType::kQ4_1: return GgmlType::kQ4_1;
+    case BlockType::kQ5_0: return GgmlType::kQ5_0;
+    case BlockType::kQ5_1: return GgmlType::kQ5_1;
     case BlockType::kQ4_K: return GgmlType::kQ4_K;
     case BlockType::kQ6_K: return GgmlType::kQ6_K;
   }

@@ -115,13 +115,16 @@ StatusOr<BlockType> BlockTypeOf(const GgufFile& file, const GgufTensorInfo& tens
     case GgmlType::kBF16: return BlockType::kBF16;
     case GgmlType::kQ8_0: return BlockType::kQ8_0;
     case GgmlType::kQ4_0: return BlockType::kQ4_0;
+    case GgmlType::kQ4_1: return BlockType::kQ4_1;
+    case GgmlType::kQ5_0: return BlockType::kQ5_0;
+    case GgmlType::kQ5_1: return BlockType::kQ5_1;
     case GgmlType::kQ4_K: return BlockType::kQ4_K;
     case GgmlType::kQ6_K: return BlockType::kQ6_K;
     default: break;
   }
   return UnimplementedError(file.path() + ": tensor '" + tensor.name + "' has type " +
                             GgmlTypeName(tensor.type) +
-                            "; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K");
+                            "; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K");
 }
 
 bool GgufWeightSource::Contains(const std::string& name) const {
@@ -181,7 +184,8 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string&
   }
   data.f32.resize(rows * cols);
   DequantizeBlocks(raw.type, raw.data(), rows * cols, data.f32.data());
-  if (raw.type == BlockType::kQ8_0 || raw.type == BlockType::kQ6_K) {
+  if (raw.type == BlockType::kQ8_0 || raw.type == BlockType::kQ6_K ||
+      raw.type == BlockType::kQ5_0 || raw.type == BlockType::kQ5_1) {
     data.native = WeightFormat{wide_quant_dtype_};
   }
   return data;
