@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <random>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
@@ -351,6 +352,34 @@ TEST(GgufModelTest, BrokenModelFilesGetClearErrors) {
   EXPECT_EQ(arch.code(), StatusCode::kUnimplemented);
   EXPECT_THAT(arch.message(), HasSubstr("general.architecture 'gpt2' is not supported"));
   EXPECT_EQ(Model::Load(Temp("absent.gguf"), nullptr).status().code(), StatusCode::kNotFound);
+}
+
+// Truncated and bit-flipped model files: Model::Load fails cleanly or loads; it never
+// crashes or sizes anything from a corrupt count.
+TEST(GgufModelTest, DamagedModelFilesNeverCrash) {
+  const std::string hf = MakeTiny("fuzz", "--model-type qwen2");
+  const std::string path = Convert(hf, GgufFileType::kQ8_0);
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> valid((std::istreambuf_iterator<char>(in)), {});
+  auto parsed = GgufFile::Open(path);
+  ASSERT_TRUE(parsed.ok());
+  const size_t header_bytes = (*parsed)->data_offset_bytes();
+  const std::string damaged = Temp("damaged.gguf");
+  auto write = [&](const std::vector<uint8_t>& bytes) {
+    std::ofstream(damaged, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  for (int i = 0; i < 64; ++i) {
+    write({valid.begin(), valid.begin() + valid.size() * i / 64});
+    EXPECT_FALSE(Model::Load(damaged, nullptr).ok()) << i;
+  }
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<uint8_t> bytes = valid;
+    for (int f = 0; f < 1 + trial % 3; ++f) bytes[rng() % header_bytes] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    write(bytes);
+    Status status = Model::Load(damaged, nullptr).status();  // any outcome but a crash
+    if (!status.ok()) EXPECT_FALSE(status.message().empty());
+  }
 }
 
 TEST(GgufModelTest, UnsupportedTensorTypeIsNamed) {

@@ -49,6 +49,28 @@ Status ReadSpecialTokens(const GgufFile& f, ModelConfig* c) {
   return OkStatus();
 }
 
+// Sizes a corrupt file could make absurd are bounded before anything is sized by them;
+// the tensors' shapes are checked against them later.
+Status CheckSizes(const GgufFile& f, const std::string& p, const ModelConfig& c) {
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"embedding_length", c.hidden_size},       {"block_count", c.num_layers},
+      {"feed_forward_length", c.intermediate_size}, {"attention.head_count", c.num_heads},
+      {"attention.head_count_kv", c.num_kv_heads}, {"attention.key_length", c.head_dim},
+      {"context_length", c.max_position_embeddings}};
+  for (const auto& [key, value] : sizes) {
+    if (value <= 0 || value > (int64_t{1} << 24)) {
+      return InvalidArgumentError(f.path() + ": " + p + key + " = " + std::to_string(value) +
+                                  " is out of range");
+    }
+  }
+  const std::string last = "blk." + std::to_string(c.num_layers - 1) + ".attn_norm.weight";
+  if (f.FindTensor(last) == nullptr) {
+    return NotFoundError(f.path() + ": " + p + "block_count is " + std::to_string(c.num_layers) +
+                         " but tensor '" + last + "' is missing");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 bool IsGgufPath(const std::string& path) {
@@ -89,6 +111,7 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& f) {
                               std::to_string(rope_dims) + " != head dim " +
                               std::to_string(c.head_dim) + " (partial rotary is not supported)");
   }
+  RETURN_IF_ERROR(CheckSizes(f, p, c));
   RETURN_IF_ERROR(ReadRopeScaling(f, arch, &c));
   ASSIGN_OR_RETURN(const GgufTensorInfo* embd, f.GetTensor("token_embd.weight"));
   if (embd->dims.size() != 2 || embd->dims[0] != c.hidden_size) {

@@ -80,6 +80,9 @@ PackedWeight PackParts(std::vector<LinearWeightData>& parts, WeightFormat float_
     const WeightFormat f = part.native.value_or(float_format);
     if (WidthRank(f.dtype) > WidthRank(format.dtype)) format = f;
   }
+  // The int8 kernels' int32 sums need K <= 65536 (kernels/packed_weight.h): wider rows
+  // stay bf16.
+  if (format.dtype == WeightDType::kInt8 && cols > 65536) format = {WeightDType::kBF16};
   if (all_int4) {
     std::vector<uint8_t> q;            // [rows, cols]
     std::vector<Int4Group> groups;     // [rows, cols / 32]
