@@ -164,8 +164,10 @@ void DequantizeQ4_K(const uint8_t* b, float* y) {
     for (int l = 0; l < 32; ++l) y[32 * s + l] = d1 * Q4KNibble(qs, 32 * s + l) - m1;
   }
 }
-void QuantizeQ4_K(const float* x, uint8_t* b) {
-  float scale[8], min[8];  // per sub-block: w ~ scale * q - min, q in [0, 15], min >= 0
+// Q4_K (levels 15) and Q5_K (levels 31; 5th bits into qh) by round-to-nearest: per
+// sub-block min/max, then 6-bit scales and mins relative to the super-block's d, dmin.
+void QuantizeKQuant(const float* x, int levels, uint8_t* b) {
+  float scale[8], min[8];  // per sub-block: w ~ scale * q - min, q in [0, levels], min >= 0
   float max_scale = 0, max_min = 0;
   for (int s = 0; s < 8; ++s) {
     float lo = 0, hi = 0;  // lo <= 0: the min is stored as a non-negative 6-bit count
@@ -173,18 +175,19 @@ void QuantizeQ4_K(const float* x, uint8_t* b) {
       lo = std::min(lo, x[32 * s + l]);
       hi = std::max(hi, x[32 * s + l]);
     }
-    scale[s] = (hi - lo) / 15.0f;
+    scale[s] = (hi - lo) / levels;
     min[s] = -lo;
     max_scale = std::max(max_scale, scale[s]);
     max_min = std::max(max_min, min[s]);
   }
-  const float d = max_scale / 63.0f, dmin = max_min / 63.0f;
-  StoreF16(b, d);
-  StoreF16(b + 2, dmin);
+  StoreF16(b, max_scale / 63.0f);
+  StoreF16(b + 2, max_min / 63.0f);
   const float d_stored = LoadF16(b), dmin_stored = LoadF16(b + 2);
   uint8_t* scales = b + 4;
-  uint8_t* qs = b + 16;
-  std::memset(scales, 0, 12 + 128);
+  const bool five_bit = levels == 31;
+  uint8_t* qh = five_bit ? b + 16 : nullptr;
+  uint8_t* qs = five_bit ? b + 48 : b + 16;
+  std::memset(scales, 0, five_bit ? 12 + 32 + 128 : 12 + 128);
   for (int s = 0; s < 8; ++s) {
     const uint8_t sc = d_stored > 0 ? std::min(63, static_cast<int>(std::lround(scale[s] / d_stored))) : 0;
     const uint8_t m = dmin_stored > 0 ? std::min(63, static_cast<int>(std::lround(min[s] / dmin_stored))) : 0;
@@ -199,9 +202,26 @@ void QuantizeQ4_K(const float* x, uint8_t* b) {
     const float step = d_stored * sc, offset = dmin_stored * m;
     for (int l = 0; l < 32; ++l) {
       const int e = 32 * s + l;
-      const long q = step > 0 ? std::lround((x[e] + offset) / step) : 0;
-      const uint8_t nibble = static_cast<uint8_t>(std::clamp<long>(q, 0, 15));
+      const long q = step > 0 ? std::clamp<long>(std::lround((x[e] + offset) / step), 0, levels) : 0;
+      const uint8_t nibble = static_cast<uint8_t>(q & 0x0f);
       qs[(e / 64) * 32 + e % 32] |= (e % 64) < 32 ? nibble : static_cast<uint8_t>(nibble << 4);
+      if (five_bit && q > 15) qh[l] |= static_cast<uint8_t>(1u << s);
+    }
+  }
+}
+void QuantizeQ4_K(const float* x, uint8_t* b) { QuantizeKQuant(x, 15, b); }
+void QuantizeQ5_K(const float* x, uint8_t* b) { QuantizeKQuant(x, 31, b); }
+void DequantizeQ5_K(const uint8_t* b, float* y) {
+  const float d = LoadF16(b), dmin = LoadF16(b + 2);
+  const uint8_t* qh = b + 16;
+  const uint8_t* qs = b + 48;
+  for (int s = 0; s < 8; ++s) {
+    uint8_t sc, m;
+    ScaleMinK4(s, b + 4, &sc, &m);
+    const float d1 = d * sc, m1 = dmin * m;
+    for (int l = 0; l < 32; ++l) {
+      const int q = Q4KNibble(qs, 32 * s + l) + ((qh[l] >> s) & 1) * 16;
+      y[32 * s + l] = d1 * q - m1;
     }
   }
 }
@@ -260,6 +280,7 @@ const char* BlockTypeName(BlockType type) {
     case BlockType::kQ5_0: return "Q5_0";
     case BlockType::kQ5_1: return "Q5_1";
     case BlockType::kQ4_K: return "Q4_K";
+    case BlockType::kQ5_K: return "Q5_K";
     case BlockType::kQ6_K: return "Q6_K";
   }
   return "?";
@@ -269,7 +290,7 @@ int64_t BlockElements(BlockType type) {
   switch (type) {
     case BlockType::kQ8_0: case BlockType::kQ4_0: case BlockType::kQ4_1:
     case BlockType::kQ5_0: case BlockType::kQ5_1: return 32;
-    case BlockType::kQ4_K: case BlockType::kQ6_K: return 256;
+    case BlockType::kQ4_K: case BlockType::kQ5_K: case BlockType::kQ6_K: return 256;
     default: return 1;
   }
 }
@@ -284,6 +305,7 @@ int64_t BlockBytes(BlockType type) {
     case BlockType::kQ5_0: return 22;
     case BlockType::kQ5_1: return 24;
     case BlockType::kQ4_K: return 144;
+    case BlockType::kQ5_K: return 176;
     case BlockType::kQ6_K: return 210;
   }
   return 0;
@@ -310,6 +332,7 @@ void DequantizeBlocks(BlockType type, const uint8_t* src, int64_t n, float* dst)
       case BlockType::kQ5_0: DequantizeQ5_0(b, y); break;
       case BlockType::kQ5_1: DequantizeQ5_1(b, y); break;
       case BlockType::kQ4_K: DequantizeQ4_K(b, y); break;
+      case BlockType::kQ5_K: DequantizeQ5_K(b, y); break;
       case BlockType::kQ6_K: DequantizeQ6_K(b, y); break;
     }
   }
@@ -335,6 +358,7 @@ void QuantizeBlocks(BlockType type, const float* src, int64_t n, uint8_t* dst) {
       case BlockType::kQ5_0: QuantizeQ5_0(x, b); break;
       case BlockType::kQ5_1: QuantizeQ5_1(x, b); break;
       case BlockType::kQ4_K: QuantizeQ4_K(x, b); break;
+      case BlockType::kQ5_K: QuantizeQ5_K(x, b); break;
       case BlockType::kQ6_K: QuantizeQ6_K(x, b); break;
     }
   }

@@ -14,6 +14,9 @@
 //         see get_scale_min_k4), qs[128]: sub-block s (32 values) of chunk c = s / 2
 //         in the low (s even) or high (s odd) nibbles of qs[32c .. 32c + 32)
 //                                                           w = d*sc[s] * q - dmin*m[s]
+//   Q5_K  256 values, 176 bytes: d, dmin, scales[12] as Q4_K, qh[32], qs[128] as Q4_K;
+//         value 32s + l (l < 32) takes its 5th bit from bit s of qh[l]
+//                                                           w = d*sc[s] * q - dmin*m[s]
 //   Q6_K  256 values, 210 bytes: ql[128], qh[64], int8 scales[16], d; for each half h of
 //         128 values and l < 32: values l, l+32, l+64, l+96 take their low 4 bits from
 //         ql[64h + l] (low), ql[64h + l + 32] (low), ql[64h + l] (high), ql[64h + l + 32]
@@ -27,7 +30,7 @@
 
 namespace surge {
 
-enum class BlockType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ4_K, kQ6_K };
+enum class BlockType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ4_K, kQ5_K, kQ6_K };
 
 const char* BlockTypeName(BlockType type);  // "Q4_K", as ggml spells it
 int64_t BlockElements(BlockType type);      // 1, 32 or 256
@@ -44,7 +47,7 @@ void DequantizeBlocks(BlockType type, const uint8_t* src, int64_t n, float* dst)
 // Writes src[n] as blocks. F16/BF16 round to nearest even; Q8_0, Q4_0, Q4_1, Q5_0 and
 // Q5_1 are ggml's
 // reference quantizers (quantize_row_*_ref) bit for bit; Q4_K and Q6_K use plain
-// round-to-nearest (sub-block min/max -> 6/8-bit scales -> nearest q), not ggml's
+// round-to-nearest (sub-block min/max -> 6/8-bit scales -> nearest q; Q5_K likewise), not ggml's
 // error-minimizing search: files decode the same everywhere, but ours are a little
 // less accurate than llama-quantize's.
 void QuantizeBlocks(BlockType type, const float* src, int64_t n, uint8_t* dst);

@@ -102,6 +102,25 @@ TEST(GgufBlocksTest, Q4_KKnownValues) {
   EXPECT_EQ(y[160], -34.0f);
 }
 
+TEST(GgufBlocksTest, Q5_KKnownValues) {
+  uint8_t block[176] = {};
+  PutF16(block, 0.25f);     // d
+  PutF16(block + 2, 1.0f);  // dmin
+  block[4 + 0] = 4;         // sub-block 0: sc 4, m 3
+  block[4 + 4] = 3;
+  block[4 + 3] = 2;         // sub-block 3: sc 2, m 0
+  uint8_t* qh = block + 16;
+  uint8_t* qs = block + 48;
+  qs[5] = 0x07;             // value 5 (sub-block 0): low 7
+  qh[5] = 0x01 | 0x08;      // its 5th bit (bit 0) -> q 23; value 96+5 (sub-block 3): 5th bit
+  qs[32 + 5] = 0x90;        // value 96+5: high nibble 9 -> q 25
+  float y[256];
+  DequantizeBlocks(BlockType::kQ5_K, block, 256, y);
+  EXPECT_EQ(y[5], 0.25f * 4 * 23 - 3.0f);
+  EXPECT_EQ(y[101], 0.25f * 2 * 25);
+  EXPECT_EQ(y[6], -3.0f);
+}
+
 TEST(GgufBlocksTest, Q6_KKnownValues) {
   uint8_t block[210] = {};
   uint8_t* ql = block;
@@ -137,7 +156,7 @@ TEST(GgufBlocksTest, RoundTripsStayWithinTheirStep) {
       {BlockType::kBF16, 4e-3, 3e-3},   {BlockType::kQ8_0, 1.0 / 254 + 1e-3, 0.01},
       {BlockType::kQ4_0, 1.0 / 8 + 1e-3, 0.12}, {BlockType::kQ4_K, 0.08, 0.1},
       {BlockType::kQ4_1, 1.0 / 15 + 2e-3, 0.08}, {BlockType::kQ5_0, 1.0 / 16 + 1e-3, 0.065},
-      {BlockType::kQ5_1, 1.0 / 31 + 2e-3, 0.05},
+      {BlockType::kQ5_1, 1.0 / 31 + 2e-3, 0.05}, {BlockType::kQ5_K, 0.04, 0.05},
       {BlockType::kQ6_K, 0.025, 0.03},
   };
   const int64_t n = 4096;

@@ -79,6 +79,7 @@ GgmlType ToGgml(BlockType type) {
     case BlockType::kQ5_0: return GgmlType::kQ5_0;
     case BlockType::kQ5_1: return GgmlType::kQ5_1;
     case BlockType::kQ4_K: return GgmlType::kQ4_K;
+    case BlockType::kQ5_K: return GgmlType::kQ5_K;
     case BlockType::kQ6_K: return GgmlType::kQ6_K;
   }
   return GgmlType::kF32;

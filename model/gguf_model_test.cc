@@ -378,7 +378,9 @@ TEST(GgufModelTest, DamagedModelFilesNeverCrash) {
     for (int f = 0; f < 1 + trial % 3; ++f) bytes[rng() % header_bytes] ^= static_cast<uint8_t>(1u << (rng() % 8));
     write(bytes);
     Status status = Model::Load(damaged, nullptr).status();  // any outcome but a crash
-    if (!status.ok()) EXPECT_FALSE(status.message().empty());
+    if (!status.ok()) {
+      EXPECT_FALSE(status.message().empty());
+    }
   }
 }
 

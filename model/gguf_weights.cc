@@ -142,12 +142,13 @@ StatusOr<BlockType> BlockTypeOf(const GgufFile& file, const GgufTensorInfo& tens
     case GgmlType::kQ5_0: return BlockType::kQ5_0;
     case GgmlType::kQ5_1: return BlockType::kQ5_1;
     case GgmlType::kQ4_K: return BlockType::kQ4_K;
+    case GgmlType::kQ5_K: return BlockType::kQ5_K;
     case GgmlType::kQ6_K: return BlockType::kQ6_K;
     default: break;
   }
   return UnimplementedError(file.path() + ": tensor '" + tensor.name + "' has type " +
                             GgmlTypeName(tensor.type) +
-                            "; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K");
+                            "; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K");
 }
 
 bool GgufWeightSource::Contains(const std::string& name) const {
@@ -207,8 +208,8 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string&
   }
   data.f32.resize(rows * cols);
   DequantizeBlocks(raw.type, raw.data(), rows * cols, data.f32.data());
-  if (raw.type == BlockType::kQ8_0 || raw.type == BlockType::kQ6_K ||
-      raw.type == BlockType::kQ5_0 || raw.type == BlockType::kQ5_1) {
+  if (raw.type != BlockType::kF32 && raw.type != BlockType::kF16 &&
+      raw.type != BlockType::kBF16) {  // Q8_0, Q6_K, Q5_*: int8 per row by default
     data.native = WeightFormat{wide_quant_dtype_};
   }
   return data;
