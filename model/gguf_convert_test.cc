@@ -4,6 +4,7 @@
 
 #include "gguf/gguf_file.h"
 #include "model/gguf_convert.h"
+#include "model/gguf_names.h"
 
 namespace surge {
 namespace {
@@ -61,6 +62,18 @@ TEST(GgufConvertTest, Q4KMTypeMix) {
     EXPECT_EQ(type(p + "attn_q.weight"), GgmlType::kQ4_K) << i;
   }
   EXPECT_EQ(*(*file)->GetUint("general.file_type"), 15u);
+}
+
+TEST(GgufConvertTest, TensorNamesMapLikeLlamaCpp) {
+  EXPECT_EQ(*GgufTensorNameForHf("model.layers.12.self_attn.q_proj.weight"), "blk.12.attn_q.weight");
+  EXPECT_EQ(*GgufTensorNameForHf("model.layers.0.self_attn.k_proj.bias"), "blk.0.attn_k.bias");
+  EXPECT_EQ(*GgufTensorNameForHf("model.layers.3.post_attention_layernorm.weight"), "blk.3.ffn_norm.weight");
+  EXPECT_EQ(*GgufTensorNameForHf("model.layers.3.mlp.down_proj.weight"), "blk.3.ffn_down.weight");
+  EXPECT_EQ(*GgufTensorNameForHf("model.embed_tokens.weight"), "token_embd.weight");
+  EXPECT_EQ(*GgufTensorNameForHf("lm_head.weight"), "output.weight");
+  EXPECT_FALSE(GgufTensorNameForHf("model.layers.3.self_attn.rotary_emb.inv_freq"));
+  EXPECT_FALSE(GgufTensorNameForHf("model.layers.x.mlp.up_proj.weight"));
+  EXPECT_FALSE(GgufTensorNameForHf("model.layers.3.weight"));
 }
 
 TEST(GgufConvertTest, FileTypeNames) {

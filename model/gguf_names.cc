@@ -1,7 +1,6 @@
 #include "model/gguf_names.h"
 
 #include <cstring>
-#include <regex>
 
 #include "base/check.h"
 
@@ -39,7 +38,17 @@ std::optional<std::string> GgufTensorNameForHf(const std::string& hf_name) {
   for (const auto& [hf, gguf] : kGlobal) {
     if (hf_name == hf) return std::string(gguf);
   }
-  static const std::regex kLayer(R"(model\.layers\.(\d+)\.(.+)\.(weight|bias))");
+  // model.layers.<N>.<part>.<weight|bias>
+  const std::string prefix = "model.layers.";
+  if (hf_name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const size_t digits_end = hf_name.find('.', prefix.size());
+  if (digits_end == std::string::npos || digits_end == prefix.size()) return std::nullopt;
+  const std::string layer = hf_name.substr(prefix.size(), digits_end - prefix.size());
+  if (layer.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const size_t suffix_begin = hf_name.rfind('.');
+  const std::string part = hf_name.substr(digits_end + 1, suffix_begin - digits_end - 1);
+  const std::string suffix = hf_name.substr(suffix_begin + 1);
+  if (suffix != "weight" && suffix != "bias") return std::nullopt;
   static const std::pair<const char*, const char*> kParts[] = {
       {"input_layernorm", "attn_norm"},       {"post_attention_layernorm", "ffn_norm"},
       {"self_attn.q_proj", "attn_q"},         {"self_attn.k_proj", "attn_k"},
@@ -47,18 +56,19 @@ std::optional<std::string> GgufTensorNameForHf(const std::string& hf_name) {
       {"mlp.gate_proj", "ffn_gate"},          {"mlp.up_proj", "ffn_up"},
       {"mlp.down_proj", "ffn_down"},
   };
-  std::smatch match;
-  if (!std::regex_match(hf_name, match, kLayer)) return std::nullopt;
   for (const auto& [hf, gguf] : kParts) {
-    if (match[2] == hf) return "blk." + match[1].str() + "." + gguf + "." + match[3].str();
+    if (part == hf) return "blk." + layer + "." + gguf + "." + suffix;
   }
   return std::nullopt;
 }
 
 bool IsLlamaPermutedQk(const std::string& architecture, const std::string& gguf_name) {
-  if (architecture != "llama") return false;
-  static const std::regex kQk(R"(blk\.\d+\.attn_[qk]\.(weight|bias))");
-  return std::regex_match(gguf_name, kQk);
+  if (architecture != "llama" || gguf_name.compare(0, 4, "blk.") != 0) return false;
+  const size_t dot = gguf_name.find('.', 4);
+  if (dot == std::string::npos) return false;
+  const std::string rest = gguf_name.substr(dot + 1);
+  return rest == "attn_q.weight" || rest == "attn_k.weight" || rest == "attn_q.bias" ||
+         rest == "attn_k.bias";
 }
 
 std::vector<uint8_t> PermuteRowsHfToGguf(std::span<const uint8_t> rows, int64_t num_rows,
