@@ -36,8 +36,11 @@ std::string MakeTiny(const std::string& name, const std::string& flags) {
   return dir;
 }
 
+// Writes HF_DIR as a GGUF in the test's temporary directory (never beside HF_DIR, which
+// may be in the repository).
 std::string Convert(const std::string& hf_dir, GgufFileType type) {
-  const std::string out = hf_dir + "." + GgufFileTypeName(type) + ".gguf";
+  const std::string base = hf_dir.substr(hf_dir.find_last_of('/') + 1);
+  const std::string out = Temp(base + "." + GgufFileTypeName(type) + ".gguf");
   Status status = ConvertHfToGguf(hf_dir, out, type);
   CHECK(status.ok()) << status.ToString();
   return out;
