@@ -226,13 +226,14 @@ Status WriteGgufModelMetadata(const ModelConfig& c, GgufFileType type, GgufWrite
 }
 
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
-                       GgufFileType type) {
+                       GgufFileType type, const GgufTokenizerWriter& write_tokenizer) {
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(hf_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(hf_dir));
   GgufWriter writer;
   RETURN_IF_ERROR(WriteGgufModelMetadata(config, type, writer));
   if (std::filesystem::exists(hf_dir + "/tokenizer.json")) {
-    RETURN_IF_ERROR(WriteGgufTokenizerMetadata(hf_dir, config, writer));
+    RETURN_IF_ERROR(write_tokenizer ? write_tokenizer(hf_dir, config, writer)
+                                    : WriteGgufTokenizerMetadata(hf_dir, config, writer));
   }
   RETURN_IF_ERROR(AddTensors(*store, config, type, writer));
   return writer.WriteFile(out_path);

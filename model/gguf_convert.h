@@ -3,6 +3,7 @@
 // llama Q/K row permutation, and (simplified) per-tensor type choice.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/status.h"
@@ -36,7 +37,14 @@ Status WriteGgufModelMetadata(const ModelConfig& config, GgufFileType type, Gguf
 Status WriteGgufTokenizerMetadata(const std::string& hf_dir, const ModelConfig& config,
                                   GgufWriter& writer);
 
-// HF_DIR -> OUT_PATH. Tokenizer metadata is written when HF_DIR has a tokenizer.json.
-Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path, GgufFileType type);
+// Writes a model's tokenizer metadata; lets apps/ plug in the tokenizer module's writer
+// (model/ cannot include tokenizer/).
+using GgufTokenizerWriter =
+    std::function<Status(const std::string& hf_dir, const ModelConfig& config, GgufWriter& writer)>;
+
+// HF_DIR -> OUT_PATH. Tokenizer metadata is written when HF_DIR has a tokenizer.json, by
+// `write_tokenizer` when given, else by WriteGgufTokenizerMetadata.
+Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path, GgufFileType type,
+                       const GgufTokenizerWriter& write_tokenizer = {});
 
 }  // namespace surge
