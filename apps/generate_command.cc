@@ -11,6 +11,7 @@
 #include "engine/generator.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
+#include "apps/serve_runtime.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -19,6 +20,7 @@ namespace {
 struct GenerateFlags {
   std::string model = "models/stories260K";
   std::string prompt;
+  std::string tokenizer;
   int64_t max_tokens = 128;
   double temperature = 0.0;
   double top_p = 1.0;
@@ -36,7 +38,8 @@ struct GenerateFlags {
 };
 
 void Register(FlagParser& parser, GenerateFlags& f) {
-  parser.AddString("model", &f.model, "Hugging Face model directory (default models/stories260K)");
+  parser.AddString("model", &f.model, "Hugging Face model directory or .gguf file (default models/stories260K)");
+  parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's)");
   parser.AddString("prompt", &f.prompt, "prompt text (required)");
   parser.AddInt("max-tokens", &f.max_tokens, "most tokens to generate (default 128)");
   parser.AddDouble("temperature", &f.temperature, "0 = greedy (default), > 0 samples");
@@ -88,7 +91,7 @@ int Fail(const Status& status) {
 }
 
 int Run(const GenerateFlags& f) {
-  auto tokenizer = Tokenizer::FromDirectory(f.model);
+  auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f.weights);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2

@@ -20,8 +20,8 @@ namespace surge {
 namespace {
 
 const char kSummary[] =
-    "surge serve MODEL_DIR [flags] (or --model MODEL_DIR)\n"
-    "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible HTTP API:\n"
+    "surge serve MODEL [flags] (or --model MODEL)\n"
+    "Serves MODEL (a Hugging Face model directory or a llama/qwen2 .gguf file) over an OpenAI-compatible HTTP API:\n"
     "/v1/completions, /v1/chat/completions, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
 
 struct ServeFlags {
@@ -29,6 +29,7 @@ struct ServeFlags {
   std::string host = "127.0.0.1";
   int64_t port = 8000;
   std::string served_model_name;
+  std::string tokenizer;
   std::string chat_template;
   int64_t block_size = 16;
   std::string kv_cache_memory;
@@ -47,6 +48,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("host", &f.host, "address to listen on (default 127.0.0.1)");
   parser.AddInt("port", &f.port, "port to listen on; 0 picks a free one (default 8000)");
   parser.AddString("served-model-name", &f.served_model_name, "model id in the API (default: the directory's name)");
+  parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's; needed for a .gguf for now)");
   parser.AddString("chat-template", &f.chat_template, "Jinja chat template file, overriding the model's");
   parser.AddInt("block-size", &f.block_size, "tokens per KV cache block (default 16)");
   parser.AddString("kv-cache-memory", &f.kv_cache_memory,
@@ -75,6 +77,7 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
   config->model_dir = f.model;
   ASSIGN_OR_RETURN(config->load, ToLoadOptions(f.weights));
+  config->tokenizer_dir = f.tokenizer;
   config->threads = static_cast<int>(f.threads);
   config->server.host = f.host;
   config->server.port = static_cast<uint16_t>(f.port);

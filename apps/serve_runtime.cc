@@ -5,6 +5,7 @@
 
 #include "apps/byte_size.h"
 #include "base/logging.h"
+#include "model/gguf_weights.h"
 
 namespace surge {
 namespace {
@@ -31,6 +32,17 @@ std::string ModelNameFromDirectory(const std::string& dir) {
   return name.empty() || name == "." ? "model" : name;
 }
 
+StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
+                                                      const std::string& tokenizer_dir) {
+  if (!tokenizer_dir.empty()) return Tokenizer::FromDirectory(tokenizer_dir);
+  if (IsGgufPath(model)) {
+    return UnimplementedError(model +
+                              ": reading the tokenizer from GGUF metadata is not built in yet; "
+                              "pass --tokenizer DIR (a Hugging Face tokenizer directory)");
+  }
+  return Tokenizer::FromDirectory(model);
+}
+
 ServeRuntime::ServeRuntime(ServeConfig config) : config_(std::move(config)) {}
 
 ServeRuntime::~ServeRuntime() { Shutdown(std::chrono::milliseconds(0)); }
@@ -48,7 +60,7 @@ Status ServeRuntime::Load() {
   ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
   LOG(INFO) << "model " << config_.model_dir << ": weights " << LoadOptionsName(config_.load) << ", "
             << model_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
-  ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromDirectory(config_.model_dir));
+  ASSIGN_OR_RETURN(tokenizer_, LoadTokenizerFor(config_.model_dir, config_.tokenizer_dir));
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
   if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;
