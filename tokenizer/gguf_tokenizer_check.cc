@@ -5,7 +5,8 @@
 // tokenizer.json-built one:
 //   encode_plain  Encode(text, false) equal;
 //   encode        Encode(text, true) == [BOS if add_bos] + plain ids + [EOS if add_eos];
-//   decode_skip / decode_keep  Decode of the tokenizer.json ids equal.
+//   decode_skip / decode_keep  Decode of the tokenizer.json ids equal;
+//   stream        IncrementalDecoder over those ids gives the GGUF tokenizer's Decode.
 // Known differences of llama.cpp's semantics are counted apart, each under its own name,
 // after checking that the difference is exactly that (tokenizer/README.md, "GGUF"):
 //   no_nfc   Qwen's NFC normalizer, which llama.cpp does not run: the GGUF ids equal the
@@ -112,6 +113,11 @@ void CheckString(const Pair& pair, const std::string& text, Tally* tally) {
     }
     tally->Count(skip ? "decode_skip" : "decode_keep", ok,
                  IdsText(ids) + " want " + Quote(expected) + " got " + Quote(decoded));
+    IncrementalDecoder stream(*pair.gguf, skip);
+    std::string streamed;
+    for (int32_t id : ids) streamed += stream.Add(id);
+    streamed += stream.Flush();
+    tally->Count("stream", streamed == decoded, IdsText(ids) + " want " + Quote(decoded) + " got " + Quote(streamed));
   }
 }
 

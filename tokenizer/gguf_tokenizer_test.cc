@@ -12,7 +12,7 @@
 #include "gguf/gguf_writer.h"
 #include "tokenizer/gguf_pre_tokenizer.h"
 #include "tokenizer/gguf_vocab.h"
-#include "tokenizer/gguf_vocab_reader.h"
+#include "tokenizer/gguf_vocab_io.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/tokenizer.h"
 
@@ -169,26 +169,10 @@ TEST(GgufTokenizerErrorTest, NamesTheProblem) {
   EXPECT_THAT(BuildError(vocab).ToString(), HasSubstr("bos_token_id is not set"));
 }
 
-// Writes `vocab` with the types llama.cpp's gguf-py uses (u32 ids, i32 token types).
 GgufWriter VocabWriter(const GgufVocab& vocab) {
   GgufWriter writer;
   writer.SetString("general.architecture", "llama");
-  writer.SetString("tokenizer.ggml.model", vocab.model);
-  if (!vocab.pre.empty()) writer.SetString("tokenizer.ggml.pre", vocab.pre);
-  writer.SetStringArray("tokenizer.ggml.tokens", vocab.tokens);
-  if (!vocab.scores.empty()) writer.SetF32Array("tokenizer.ggml.scores", vocab.scores);
-  writer.SetI32Array("tokenizer.ggml.token_type", vocab.token_types);
-  if (!vocab.merges.empty()) writer.SetStringArray("tokenizer.ggml.merges", vocab.merges);
-  auto set_id = [&](const char* key, const std::optional<int64_t>& id) {
-    if (id) writer.SetU32(key, static_cast<uint32_t>(*id));
-  };
-  set_id("tokenizer.ggml.bos_token_id", vocab.bos_token_id);
-  set_id("tokenizer.ggml.eos_token_id", vocab.eos_token_id);
-  set_id("tokenizer.ggml.unknown_token_id", vocab.unknown_token_id);
-  set_id("tokenizer.ggml.padding_token_id", vocab.padding_token_id);
-  if (vocab.add_bos_token) writer.SetBool("tokenizer.ggml.add_bos_token", *vocab.add_bos_token);
-  if (vocab.add_eos_token) writer.SetBool("tokenizer.ggml.add_eos_token", *vocab.add_eos_token);
-  if (!vocab.chat_template.empty()) writer.SetString("tokenizer.chat_template", vocab.chat_template);
+  WriteGgufVocab(vocab, &writer);
   return writer;
 }
 

@@ -1,7 +1,7 @@
 // GgufVocab: the tokenizer a GGUF file carries in its `tokenizer.ggml.*` metadata, as
 // llama.cpp writes and reads it, in a plain struct. Tokenizer::FromGgufVocab builds a
 // Tokenizer from it with llama.cpp's semantics (tokenizer/README.md, "GGUF"); the
-// container reader fills it (ReadGgufVocab, gguf_vocab_reader.h) and tests fill it from
+// container reader fills it (ReadGgufVocab, gguf_vocab_io.h) and tests fill it from
 // a tokenizer.json as llama.cpp's converter would (GgufVocabFromHfDirectory).
 #pragma once
 

@@ -1,6 +1,8 @@
-#include "tokenizer/gguf_vocab_reader.h"
+#include "tokenizer/gguf_vocab_io.h"
 
 #include <algorithm>
+#include <climits>
+#include <utility>
 
 namespace surge {
 namespace {
@@ -65,6 +67,33 @@ StatusOr<GgufVocab> ReadGgufVocab(const GgufFile& file) {
   GgufVocab vocab;
   if (Status status = Read(file, &vocab); !status.ok()) return status.WithContext(file.path());
   return vocab;
+}
+
+void WriteGgufVocab(const GgufVocab& vocab, GgufWriter* writer) {
+  writer->SetString("tokenizer.ggml.model", vocab.model);
+  if (!vocab.pre.empty()) writer->SetString("tokenizer.ggml.pre", vocab.pre);
+  writer->SetStringArray("tokenizer.ggml.tokens", vocab.tokens);
+  if (!vocab.scores.empty()) writer->SetF32Array("tokenizer.ggml.scores", vocab.scores);
+  if (!vocab.token_types.empty()) writer->SetI32Array("tokenizer.ggml.token_type", vocab.token_types);
+  if (!vocab.merges.empty()) writer->SetStringArray("tokenizer.ggml.merges", vocab.merges);
+  const std::pair<const char*, const std::optional<int64_t>*> ids[] = {
+      {"tokenizer.ggml.bos_token_id", &vocab.bos_token_id},
+      {"tokenizer.ggml.eos_token_id", &vocab.eos_token_id},
+      {"tokenizer.ggml.unknown_token_id", &vocab.unknown_token_id},
+      {"tokenizer.ggml.padding_token_id", &vocab.padding_token_id},
+  };
+  for (const auto& [key, id] : ids) {
+    if (*id) writer->SetU32(key, static_cast<uint32_t>(**id));
+  }
+  const std::pair<const char*, const std::optional<bool>*> flags[] = {
+      {"tokenizer.ggml.add_bos_token", &vocab.add_bos_token},
+      {"tokenizer.ggml.add_eos_token", &vocab.add_eos_token},
+      {"tokenizer.ggml.add_space_prefix", &vocab.add_space_prefix},
+  };
+  for (const auto& [key, flag] : flags) {
+    if (*flag) writer->SetBool(key, **flag);
+  }
+  if (!vocab.chat_template.empty()) writer->SetString("tokenizer.chat_template", vocab.chat_template);
 }
 
 StatusOr<std::unique_ptr<Tokenizer>> TokenizerFromGguf(const GgufFile& file) {
