@@ -191,17 +191,21 @@ void MarkSpecialTokens(const GgufVocab& vocab, TokenizerState* state) {
   }
 }
 
-void ResolveEos(int32_t eos_id, TokenizerState* state) {
+// Stop ids: EOS, then EOT/EOM, then tokens whose text llama.cpp takes for an end of
+// generation. Like llama.cpp, these are made special whatever their type says.
+void ResolveEos(int32_t eos_id, const std::vector<int32_t>& turn_ids, TokenizerState* state) {
   std::set<int32_t> ids;
-  if (eos_id >= 0) {
-    state->eos_token = state->vocab.id_to_token[eos_id];
-    state->eos_token_ids.push_back(eos_id);
-    ids.insert(eos_id);
+  if (eos_id >= 0) state->eos_token = state->vocab.id_to_token[eos_id];
+  std::vector<int32_t> given = {eos_id};
+  given.insert(given.end(), turn_ids.begin(), turn_ids.end());
+  for (int32_t id : given) {
+    if (id >= 0 && ids.insert(id).second) state->eos_token_ids.push_back(id);
   }
   for (std::string_view text : kEndOfGenerationTexts) {
     auto id = state->vocab.Find(text);
     if (id && ids.insert(*id).second) state->eos_token_ids.push_back(*id);
   }
+  for (int32_t id : state->eos_token_ids) state->is_special[id] = 1;
 }
 
 StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
@@ -216,6 +220,8 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
   ASSIGN_OR_RETURN(int32_t eos_id, SpecialId(vocab.eos_token_id, "eos_token_id", spm ? 2 : -1, n));
   ASSIGN_OR_RETURN(int32_t unk_id, SpecialId(vocab.unknown_token_id, "unknown_token_id", spm ? 0 : -1, n));
   RETURN_IF_ERROR(SpecialId(vocab.padding_token_id, "padding_token_id", -1, n).status());
+  ASSIGN_OR_RETURN(int32_t eot_id, SpecialId(vocab.eot_token_id, "eot_token_id", -1, n));
+  ASSIGN_OR_RETURN(int32_t eom_id, SpecialId(vocab.eom_token_id, "eom_token_id", -1, n));
   if (!spm && !spec.has_bos) bos_id = -1;
 
   auto state = std::make_unique<TokenizerState>();
@@ -238,7 +244,7 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
   if (bos_id >= 0) state->bos_token = state->vocab.id_to_token[bos_id];
   BuildPostProcessor(state.get(), eos_id);
   MarkSpecialTokens(vocab, state.get());
-  ResolveEos(eos_id, state.get());
+  ResolveEos(eos_id, {eot_id, eom_id}, state.get());
   state->chat_template = vocab.chat_template;
   return state;
 }

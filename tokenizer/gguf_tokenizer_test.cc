@@ -124,6 +124,12 @@ TEST(GgufGpt2Test, SpecialTokensByTypeAndEndOfGeneration) {
   EXPECT_EQ(tokenizer->bos_token_id(), -1);
   EXPECT_FALSE(tokenizer->add_bos_token());
   EXPECT_THAT(tokenizer->eos_token_ids(), ElementsAre(4));
+  // An end-of-turn id from the file joins the stop ids and is hidden like llama.cpp does.
+  GgufVocab with_eot = Gpt2Vocab();
+  with_eot.eot_token_id = 5;
+  auto eot = Build(with_eot);
+  EXPECT_THAT(eot->eos_token_ids(), ElementsAre(4, 5));
+  EXPECT_EQ(eot->Decode(eot->Encode("a<think>")), "a");
 }
 
 Status BuildError(const GgufVocab& vocab) { return Tokenizer::FromGgufVocab(vocab, "bad.gguf").status(); }

@@ -37,6 +37,8 @@ struct GgufVocab {
   std::optional<int64_t> eos_token_id;
   std::optional<int64_t> unknown_token_id;
   std::optional<int64_t> padding_token_id;
+  std::optional<int64_t> eot_token_id;  // tokenizer.ggml.eot_token_id: end of turn
+  std::optional<int64_t> eom_token_id;  // tokenizer.ggml.eom_token_id: end of message
   // tokenizer.ggml.add_bos_token / add_eos_token / add_space_prefix; nullopt when absent
   // (the model type's llama.cpp default applies).
   std::optional<bool> add_bos_token;

@@ -54,6 +54,8 @@ Status Read(const GgufFile& file, GgufVocab* vocab) {
       ReadOptionalId(file, "tokenizer.ggml.unknown_token_id", &GgufFile::GetInt, &vocab->unknown_token_id));
   RETURN_IF_ERROR(
       ReadOptionalId(file, "tokenizer.ggml.padding_token_id", &GgufFile::GetInt, &vocab->padding_token_id));
+  RETURN_IF_ERROR(ReadOptionalId(file, "tokenizer.ggml.eot_token_id", &GgufFile::GetInt, &vocab->eot_token_id));
+  RETURN_IF_ERROR(ReadOptionalId(file, "tokenizer.ggml.eom_token_id", &GgufFile::GetInt, &vocab->eom_token_id));
   RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.add_bos_token", &vocab->add_bos_token));
   RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.add_eos_token", &vocab->add_eos_token));
   RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.add_space_prefix", &vocab->add_space_prefix));
@@ -81,6 +83,8 @@ void WriteGgufVocab(const GgufVocab& vocab, GgufWriter* writer) {
       {"tokenizer.ggml.eos_token_id", &vocab.eos_token_id},
       {"tokenizer.ggml.unknown_token_id", &vocab.unknown_token_id},
       {"tokenizer.ggml.padding_token_id", &vocab.padding_token_id},
+      {"tokenizer.ggml.eot_token_id", &vocab.eot_token_id},
+      {"tokenizer.ggml.eom_token_id", &vocab.eom_token_id},
   };
   for (const auto& [key, id] : ids) {
     if (*id) writer->SetU32(key, static_cast<uint32_t>(**id));
