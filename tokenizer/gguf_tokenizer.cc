@@ -102,7 +102,7 @@ void LoadAddedTokens(const GgufVocab& vocab, TokenizerState* state) {
     state->added_contents.insert(token.content);
     raw.emplace_back(token.content, &token);
   }
-  state->raw_matcher = std::make_unique<AddedTokenMatcher>(raw);
+  state->raw_matcher = std::make_unique<AddedTokenMatcher>(raw, AddedTokenOrder::kLongestFirst);
   state->normalized_matcher = std::make_unique<AddedTokenMatcher>(
       std::vector<std::pair<std::string, const AddedToken*>>{});
 }

@@ -132,6 +132,21 @@ TEST(GgufGpt2Test, SpecialTokensByTypeAndEndOfGeneration) {
   EXPECT_EQ(eot->Decode(eot->Encode("a<think>")), "a");
 }
 
+TEST(GgufGpt2Test, OverlappingSpecialTokensLongestFirst) {
+  // llama.cpp cuts the longest special token out first, wherever it is: in "xyzw" the
+  // later "yzw" beats the leftmost "xy" (tokenizers' leftmost-longest would take "xy").
+  GgufVocab vocab;
+  vocab.model = "gpt2";
+  vocab.pre = "gpt-2";
+  vocab.tokens = {"x", "y", "z", "w", "xy", "yzw"};
+  const int32_t user = static_cast<int32_t>(GgufTokenType::kUserDefined);
+  vocab.token_types = {kNormal, kNormal, kNormal, kNormal, user, user};
+  vocab.merges = {"x y"};
+  auto tokenizer = Build(vocab);
+  EXPECT_THAT(tokenizer->Encode("xyzw", false), ElementsAre(0, 5));
+  EXPECT_THAT(tokenizer->Encode("xyxyzwz", false), ElementsAre(4, 0, 5, 2));
+}
+
 Status BuildError(const GgufVocab& vocab) { return Tokenizer::FromGgufVocab(vocab, "bad.gguf").status(); }
 
 TEST(GgufTokenizerErrorTest, NamesTheProblem) {
