@@ -181,13 +181,13 @@ void BuildPostProcessor(TokenizerState* state, int32_t eos_id) {
 }
 
 // Hidden by Decode(skip_special_tokens): control and unknown tokens (llama.cpp prints
-// them only when asked to) and unused ones (which llama.cpp never prints).
+// them only when asked to) and unused and undefined ones (which llama.cpp never prints).
 void MarkSpecialTokens(const GgufVocab& vocab, TokenizerState* state) {
   state->is_special.assign(state->vocab.size(), 0);
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const GgufTokenType type = TypeOf(vocab, id);
     state->is_special[id] = type == GgufTokenType::kControl || type == GgufTokenType::kUnknown ||
-                            type == GgufTokenType::kUnused;
+                            type == GgufTokenType::kUnused || type == GgufTokenType::kUndefined;
   }
 }
 
