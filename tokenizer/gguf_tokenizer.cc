@@ -180,14 +180,16 @@ void BuildPostProcessor(TokenizerState* state, int32_t eos_id) {
   state->post_processor = MakeTemplatePostProcessor(std::move(pieces));
 }
 
-// Hidden by Decode(skip_special_tokens): control and unknown tokens (llama.cpp prints
-// them only when asked to) and unused and undefined ones (which llama.cpp never prints).
+// Control and unknown tokens are special: llama.cpp prints them only when asked to, as
+// Decode(skip_special_tokens = false). Unused and undefined ones llama.cpp never prints.
 void MarkSpecialTokens(const GgufVocab& vocab, TokenizerState* state) {
   state->is_special.assign(state->vocab.size(), 0);
+  state->never_shown.assign(state->vocab.size(), 0);
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const GgufTokenType type = TypeOf(vocab, id);
+    state->never_shown[id] = type == GgufTokenType::kUnused || type == GgufTokenType::kUndefined;
     state->is_special[id] = type == GgufTokenType::kControl || type == GgufTokenType::kUnknown ||
-                            type == GgufTokenType::kUnused || type == GgufTokenType::kUndefined;
+                            state->never_shown[id];
   }
 }
 

@@ -229,8 +229,8 @@ TEST(GgufVocabReaderTest, NamesMissingAndMistypedKeys) {
 
 // Converts `dir` as llama.cpp's converter would, writes a .gguf file, reads it back and
 // checks that the tokenizer from the file agrees with the tokenizer.json one.
-void RoundTrip(const std::string& dir, const std::vector<std::string>& texts) {
-  auto vocab = GgufVocabFromHfDirectory(dir);
+void RoundTrip(const std::string& dir, const std::vector<std::string>& texts, const HfToGgufOptions& options = {}) {
+  auto vocab = GgufVocabFromHfDirectory(dir, options);
   ASSERT_TRUE(vocab.ok()) << vocab.status().ToString();
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("surge_gguf_tok_" + std::to_string(getpid()) + ".gguf")).string();
@@ -253,7 +253,15 @@ void RoundTrip(const std::string& dir, const std::vector<std::string>& texts) {
   EXPECT_EQ(gguf.bos_token_id(), (*hf)->bos_token_id());
   EXPECT_EQ(gguf.eos_token_ids().front(), (*hf)->eos_token_ids().front());
   EXPECT_EQ(gguf.chat_template(), (*hf)->chat_template());
-  EXPECT_EQ(gguf.vocab_size(), (*hf)->vocab_size());
+  if (!options.vocab_size) {
+    EXPECT_EQ(gguf.vocab_size(), (*hf)->vocab_size());
+    return;
+  }
+  // Padded to the model's vocabulary size with unused [PADn] tokens, which never print.
+  const int32_t pad = (*hf)->vocab_size();
+  EXPECT_EQ(gguf.vocab_size(), *options.vocab_size);
+  EXPECT_EQ(gguf.IdToToken(pad), "[PAD" + std::to_string(pad) + "]");
+  EXPECT_EQ(gguf.Decode(std::vector<int32_t>{pad}, false), "");
 }
 
 TEST(GgufRoundTripTest, Stories260KThroughAFile) {
@@ -263,7 +271,9 @@ TEST(GgufRoundTripTest, Stories260KThroughAFile) {
 
 TEST(GgufRoundTripTest, Llama3ThroughAFile) {
   if (!std::filesystem::exists(kLlama3)) GTEST_SKIP() << "tests/node is not installed";
-  RoundTrip(kLlama3, {"Hello, world! It's 12345.", "<|begin_of_text|>hi<|eot_id|>", "  \n\n x", "日本語 😀"});
+  HfToGgufOptions options;
+  options.vocab_size = 128260;  // 4 more than tokenizer.json has
+  RoundTrip(kLlama3, {"Hello, world! It's 12345.", "<|begin_of_text|>hi<|eot_id|>", "  \n\n x", "日本語 😀"}, options);
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ void TokenizerState::EncodeSection(const Section& section, int section_index,
 
 bool TokenizerState::Visible(int32_t id, bool skip_special_tokens) const {
   if (id < 0 || id >= vocab.size() || !vocab.has_token[id]) return false;
+  if (!never_shown.empty() && never_shown[id]) return false;
   return !(skip_special_tokens && is_special[id]);
 }
 

@@ -35,6 +35,7 @@ struct TokenizerState {
   std::unique_ptr<Decoder> decoder;               // may be null: tokens joined by ' '
 
   std::vector<uint8_t> is_special;  // [vocab.size()]
+  std::vector<uint8_t> never_shown;  // [vocab.size()] or empty: ids no decode prints (GGUF unused)
   std::string end_of_word_suffix;   // of the model; decoding turns it into ' '
   bool clean_up_tokenization_spaces = true;
 
