@@ -222,6 +222,14 @@ TEST(GgufVocabReaderTest, NamesMissingAndMistypedKeys) {
   short_scores.scores.pop_back();
   EXPECT_THAT(ReadError(VocabWriter(short_scores)).ToString(),
               HasSubstr("tokenizer.ggml.scores has 259 entries but tokenizer.ggml.tokens has 260"));
+  GgufVocab spm = SpmVocab({{"a", -1}});
+  GgufWriter int_scores = VocabWriter(spm);  // i32 scores, which llama.cpp also accepts
+  std::vector<int32_t> ints(spm.scores.begin(), spm.scores.end());
+  int_scores.SetI32Array("tokenizer.ggml.scores", ints);
+  EXPECT_TRUE(ReadError(int_scores).ok()) << ReadError(int_scores).ToString();
+  GgufWriter string_scores = VocabWriter(spm);
+  string_scores.SetStringArray("tokenizer.ggml.scores", {"x"});
+  EXPECT_THAT(ReadError(string_scores).ToString(), HasSubstr("tokenizer.ggml.scores"));
   GgufWriter bad_bool = VocabWriter(Gpt2Vocab());
   bad_bool.SetString("tokenizer.ggml.add_bos_token", "yes");
   EXPECT_THAT(ReadError(bad_bool).ToString(), HasSubstr("tokenizer.ggml.add_bos_token"));

@@ -31,6 +31,20 @@ Status ReadOptionalBool(const GgufFile& file, std::string_view key, std::optiona
   return OkStatus();
 }
 
+// tokenizer.ggml.scores: f32 as gguf-py writes it, or i32 (which llama.cpp also reads).
+Status ReadScores(const GgufFile& file, std::vector<float>* scores) {
+  constexpr std::string_view kKey = "tokenizer.ggml.scores";
+  const GgufValue* value = file.Find(kKey);
+  if (value == nullptr) return OkStatus();
+  if (value->type == GgufValueType::kArray && value->array_type == GgufValueType::kI32) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> ints, file.GetIntArray(kKey));
+    scores->assign(ints.begin(), ints.end());
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(*scores, file.GetFloatArray(kKey));
+  return OkStatus();
+}
+
 Status CheckLength(std::string_view key, size_t size, size_t num_tokens) {
   if (size == 0 || size == num_tokens) return OkStatus();
   return InvalidArgumentError(std::string(key) + " has " + std::to_string(size) +
@@ -41,7 +55,7 @@ Status Read(const GgufFile& file, GgufVocab* vocab) {
   ASSIGN_OR_RETURN(vocab->model, file.GetString("tokenizer.ggml.model"));
   ASSIGN_OR_RETURN(vocab->tokens, file.GetStringArray("tokenizer.ggml.tokens"));
   RETURN_IF_ERROR(ReadOptional(file, "tokenizer.ggml.pre", &GgufFile::GetString, &vocab->pre));
-  RETURN_IF_ERROR(ReadOptional(file, "tokenizer.ggml.scores", &GgufFile::GetFloatArray, &vocab->scores));
+  RETURN_IF_ERROR(ReadScores(file, &vocab->scores));
   std::vector<int64_t> types;
   RETURN_IF_ERROR(ReadOptional(file, "tokenizer.ggml.token_type", &GgufFile::GetIntArray, &types));
   for (int64_t type : types) vocab->token_types.push_back(static_cast<int32_t>(std::clamp<int64_t>(type, INT32_MIN, INT32_MAX)));
