@@ -15,17 +15,31 @@ namespace {
 
 constexpr std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581 "▁"
 
-// Token texts llama.cpp treats as end of generation besides the EOS id.
+// Token texts llama.cpp (llama_vocab::impl::load) takes for end of generation, and for
+// fill-in-the-middle markers; it makes every such token a control token.
 constexpr std::string_view kEndOfGenerationTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
-    "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>", "<｜end▁of▁sentence｜>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[",
 };
+// Prefix, suffix and middle markers (control, not end of generation).
+constexpr std::string_view kFimTexts[] = {
+    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>",
+    "<|prefix|>", "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
+    "<|code_suffix|>", "<|suffix|>", "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>",
+    "▁<MID>", "<|code_middle|>", "<|middle|>",
+};
+// Pad, repository and file-separator markers: control and end of generation.
+constexpr std::string_view kFimStopTexts[] = {
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>",
+    "<REPO>", "<reponame>", "<|file_sep|>",
+};
+// gpt-oss's channel markers, which llama.cpp always prints.
+constexpr std::string_view kAlwaysShownTexts[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
 
 bool IsSpm(const GgufVocab& vocab) { return vocab.model == "llama"; }
 
-GgufTokenType TypeOf(const GgufVocab& vocab, size_t id) {
-  return vocab.token_types.empty() ? GgufTokenType::kNormal : static_cast<GgufTokenType>(vocab.token_types[id]);
-}
 
 Status ValidateVocab(const GgufVocab& vocab) {
   if (vocab.model != "gpt2" && vocab.model != "llama") {
@@ -81,11 +95,39 @@ Status LoadVocab(const GgufVocab& vocab, TokenizerState* state) {
   return OkStatus();
 }
 
+// The token types llama.cpp ends up with (llama_vocab::impl::load): the file's, with
+// end-of-generation and fill-in-the-middle tokens made control and gpt-oss's channel
+// markers user-defined, except "<|end|>" beside "<|return|>"/"<|call|>" (o200k) and "</s>"
+// beside "<|tool_response>" (Gemma 4). `stop_ids` gets the end-of-generation tokens.
+std::vector<GgufTokenType> EffectiveTypes(const GgufVocab& vocab, const Vocab& ids, std::vector<int32_t>* stop_ids) {
+  std::vector<GgufTokenType> types(vocab.tokens.size(), GgufTokenType::kNormal);
+  for (size_t id = 0; id < vocab.token_types.size(); ++id) types[id] = static_cast<GgufTokenType>(vocab.token_types[id]);
+  auto has = [&](std::string_view text) { return ids.Find(text).has_value(); };
+  const bool o200k_end = has("<|end|>") && ((has("<|return|>") && has("<|call|>")) || (has("<|calls|>") && has("<|flush|>")));
+  const bool gemma4_s = has("<|tool_response>") && has("</s>");
+  auto mark = [&](std::string_view text, bool stop) {
+    if ((text == "<|end|>" && o200k_end) || (text == "</s>" && gemma4_s)) return;
+    auto id = ids.Find(text);
+    if (!id) return;
+    types[*id] = GgufTokenType::kControl;
+    if (stop) stop_ids->push_back(*id);
+  };
+  for (std::string_view text : kEndOfGenerationTexts) mark(text, true);
+  for (std::string_view text : kFimStopTexts) mark(text, true);
+  for (std::string_view text : kFimTexts) mark(text, false);
+  for (std::string_view text : kAlwaysShownTexts) {
+    if (auto id = ids.Find(text)) types[*id] = GgufTokenType::kUserDefined;
+  }
+  if (o200k_end) types[*ids.Find("<|end|>")] = GgufTokenType::kUserDefined;
+  if (gemma4_s) types[*ids.Find("</s>")] = GgufTokenType::kNormal;
+  return types;
+}
+
 // Control, user-defined and unknown tokens are matched in the raw text before anything
 // else (llama.cpp's tokenizer_st_partition); control and unknown ones are special.
-void LoadAddedTokens(const GgufVocab& vocab, TokenizerState* state) {
-  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
-    const GgufTokenType type = TypeOf(vocab, id);
+void LoadAddedTokens(const std::vector<GgufTokenType>& types, TokenizerState* state) {
+  for (size_t id = 0; id < types.size(); ++id) {
+    const GgufTokenType type = types[id];
     if (type != GgufTokenType::kControl && type != GgufTokenType::kUserDefined &&
         type != GgufTokenType::kUnknown) {
       continue;
@@ -182,32 +224,24 @@ void BuildPostProcessor(TokenizerState* state, int32_t eos_id) {
 
 // Control and unknown tokens are special: llama.cpp prints them only when asked to, as
 // Decode(skip_special_tokens = false). Unused and undefined ones llama.cpp never prints.
-void MarkSpecialTokens(const GgufVocab& vocab, TokenizerState* state) {
+void MarkSpecialTokens(const std::vector<GgufTokenType>& types, TokenizerState* state) {
   state->is_special.assign(state->vocab.size(), 0);
   state->never_shown.assign(state->vocab.size(), 0);
-  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
-    const GgufTokenType type = TypeOf(vocab, id);
+  for (size_t id = 0; id < types.size(); ++id) {
+    const GgufTokenType type = types[id];
     state->never_shown[id] = type == GgufTokenType::kUnused || type == GgufTokenType::kUndefined;
     state->is_special[id] = type == GgufTokenType::kControl || type == GgufTokenType::kUnknown ||
                             state->never_shown[id];
   }
 }
 
-// Stop ids: EOS, then EOT/EOM, then tokens whose text llama.cpp takes for an end of
-// generation. Like llama.cpp, these are made special whatever their type says.
-void ResolveEos(int32_t eos_id, const std::vector<int32_t>& turn_ids, TokenizerState* state) {
-  std::set<int32_t> ids;
+// Stop ids: EOS, then EOT/EOM, then the end-of-generation tokens found by their text.
+void ResolveEos(int32_t eos_id, const std::vector<int32_t>& stop_ids, TokenizerState* state) {
   if (eos_id >= 0) state->eos_token = state->vocab.id_to_token[eos_id];
-  std::vector<int32_t> given = {eos_id};
-  given.insert(given.end(), turn_ids.begin(), turn_ids.end());
-  for (int32_t id : given) {
-    if (id >= 0 && ids.insert(id).second) state->eos_token_ids.push_back(id);
+  std::set<int32_t> seen;
+  for (int32_t id : stop_ids) {
+    if (id >= 0 && seen.insert(id).second) state->eos_token_ids.push_back(id);
   }
-  for (std::string_view text : kEndOfGenerationTexts) {
-    auto id = state->vocab.Find(text);
-    if (id && ids.insert(*id).second) state->eos_token_ids.push_back(*id);
-  }
-  for (int32_t id : state->eos_token_ids) state->is_special[id] = 1;
 }
 
 StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
@@ -236,7 +270,9 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
     return InvalidArgumentError("tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set");
   }
   RETURN_IF_ERROR(LoadVocab(vocab, state.get()));
-  LoadAddedTokens(vocab, state.get());
+  std::vector<int32_t> stop_ids = {eos_id, eot_id, eom_id};
+  const std::vector<GgufTokenType> types = EffectiveTypes(vocab, state->vocab, &stop_ids);
+  LoadAddedTokens(types, state.get());
   if (spm) {
     RETURN_IF_ERROR(BuildSpm(vocab, vocab.add_space_prefix.value_or(true), unk_id, state.get()));
   } else {
@@ -245,8 +281,8 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const GgufVocab& vocab) {
   state->bos_token_id = bos_id;
   if (bos_id >= 0) state->bos_token = state->vocab.id_to_token[bos_id];
   BuildPostProcessor(state.get(), eos_id);
-  MarkSpecialTokens(vocab, state.get());
-  ResolveEos(eos_id, {eot_id, eom_id}, state.get());
+  MarkSpecialTokens(types, state.get());
+  ResolveEos(eos_id, stop_ids, state.get());
   state->chat_template = vocab.chat_template;
   return state;
 }

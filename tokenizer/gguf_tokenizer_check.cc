@@ -11,6 +11,9 @@
 // after checking that the difference is exactly that (tokenizer/README.md, "GGUF"):
 //   no_nfc   Qwen's NFC normalizer, which llama.cpp does not run: the GGUF ids equal the
 //            tokenizer.json ids of the NFC-normalized text.
+//   control_by_text  tokens that llama.cpp makes control by their text (Qwen's "</s>",
+//            a normal token there): the GGUF ids equal the tokenizer.json encoding of the
+//            text with those tokens cut out first.
 //   control_by_look  added tokens that tokenizer.json calls non-special but that look
 //            special (<｜User｜>), which llama.cpp's converter makes CONTROL, so that
 //            Decode(skip_special_tokens) hides them: the GGUF decode equals the
@@ -77,7 +80,38 @@ struct Pair {
   const Tokenizer* hf;    // from tokenizer.json
   const Tokenizer* gguf;  // from the GGUF metadata
   const Normalizer* nfc;  // non-null when the tokenizer.json normalizes to NFC
+  // Tokens only the GGUF tokenizer calls special (llama.cpp makes them control by their
+  // text or look): text and id.
+  std::vector<std::pair<std::string, int32_t>> gguf_only_specials;
 };
+
+// The tokenizer.json encoding of `text` with the GGUF-only special tokens cut out first
+// (leftmost, longest): what llama.cpp's control-by-text tokens should give.
+std::vector<int32_t> EncodeWithGgufSpecials(const Pair& pair, const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const std::pair<std::string, int32_t>* best = nullptr;
+    for (const auto& special : pair.gguf_only_specials) {
+      if (text.compare(pos, special.first.size(), special.first) == 0 &&
+          (best == nullptr || special.first.size() > best->first.size())) {
+        best = &special;
+      }
+    }
+    if (best == nullptr) {
+      ++pos;
+      continue;
+    }
+    std::vector<int32_t> piece = pair.hf->Encode(text.substr(start, pos - start), false);
+    ids.insert(ids.end(), piece.begin(), piece.end());
+    ids.push_back(best->second);
+    pos += best->first.size();
+    start = pos;
+  }
+  std::vector<int32_t> rest = pair.hf->Encode(text.substr(start), false);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  return ids;
+}
 
 void CheckString(const Pair& pair, const std::string& text, Tally* tally) {
   const std::vector<int32_t> plain = pair.hf->Encode(text, false);
@@ -87,6 +121,16 @@ void CheckString(const Pair& pair, const std::string& text, Tally* tally) {
     const std::string normalized = pair.nfc->Normalize(text);
     if (normalized != text && pair.gguf->Encode(normalized, false) == plain) {
       tally->Explained("no_nfc");
+      plain_ok = true;
+    }
+  }
+  if (!plain_ok && !pair.gguf_only_specials.empty()) {
+    const std::vector<int32_t> with_specials = EncodeWithGgufSpecials(pair, text);
+    if (got_plain == with_specials) {
+      tally->Explained("control_by_text");
+      plain_ok = true;
+    } else if (pair.nfc != nullptr && pair.gguf->Encode(pair.nfc->Normalize(text), false) == with_specials) {
+      tally->Explained("control_by_text+no_nfc");
       plain_ok = true;
     }
   }
@@ -149,7 +193,13 @@ int CheckTokenizer(const std::string& name, const std::string& dir, const std::v
     Tally tally(name + " (" + vocab->model + ", pre " + vocab->pre +
                     (spm ? placeholder ? ", llama.cpp's -1000 scores" : ", scores from merges" : "") + ")",
                 placeholder);
-    const Pair pair = {hf->get(), gguf->get(), nfc.get()};
+    Pair pair = {hf->get(), gguf->get(), nfc.get(), {}};
+    for (int32_t id = 0; id < (*gguf)->vocab_size(); ++id) {
+      auto token = (*gguf)->IdToToken(id);
+      if (token && (*gguf)->IsSpecial(id) && !(*hf)->IsSpecial(id)) {
+        pair.gguf_only_specials.emplace_back(std::string(*token), id);
+      }
+    }
     for (const std::string& text : corpus) CheckString(pair, text, &tally);
     num_failed += tally.Summarize();
   }

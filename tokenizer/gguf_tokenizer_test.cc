@@ -124,12 +124,24 @@ TEST(GgufGpt2Test, SpecialTokensByTypeAndEndOfGeneration) {
   EXPECT_EQ(tokenizer->bos_token_id(), -1);
   EXPECT_FALSE(tokenizer->add_bos_token());
   EXPECT_THAT(tokenizer->eos_token_ids(), ElementsAre(4));
-  // An end-of-turn id from the file joins the stop ids and is hidden like llama.cpp does.
+  // An end-of-turn id from the file joins the stop ids; its type still decides whether it
+  // prints (user-defined: yes), as in llama.cpp.
   GgufVocab with_eot = Gpt2Vocab();
   with_eot.eot_token_id = 5;
   auto eot = Build(with_eot);
   EXPECT_THAT(eot->eos_token_ids(), ElementsAre(4, 5));
-  EXPECT_EQ(eot->Decode(eot->Encode("a<think>")), "a");
+  EXPECT_EQ(eot->Decode(eot->Encode("a<think>")), "a<think>");
+  // Tokens llama.cpp knows by their text as end of generation or fill-in-the-middle
+  // markers become control tokens whatever the file says: cut out of text, hidden.
+  GgufVocab by_text = Gpt2Vocab();
+  by_text.tokens.push_back("</s>");
+  by_text.tokens.push_back("<|fim_prefix|>");
+  by_text.token_types.push_back(kNormal);
+  by_text.token_types.push_back(kNormal);
+  auto marked = Build(by_text);
+  EXPECT_THAT(marked->Encode("a</s><|fim_prefix|>"), ElementsAre(0, 6, 7));
+  EXPECT_EQ(marked->Decode(marked->Encode("a</s><|fim_prefix|>")), "a");
+  EXPECT_THAT(marked->eos_token_ids(), ElementsAre(4, 6));
 }
 
 TEST(GgufGpt2Test, OverlappingSpecialTokensLongestFirst) {
