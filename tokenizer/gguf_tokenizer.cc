@@ -164,7 +164,7 @@ Status BuildSpm(const GgufVocab& vocab, bool add_space_prefix, int32_t unk_id, T
   state->model = BpeModel::CreateFromScores(&state->vocab, scores, std::move(options));
   std::vector<std::unique_ptr<Decoder>> decoders;
   decoders.push_back(MakeReplaceDecoder(Pattern::Literal(std::string(kMetaspace)), " "));
-  decoders.push_back(MakeByteFallbackDecoder());
+  decoders.push_back(MakeByteFallbackDecoder(/*drop_leading_bom=*/false));  // llama.cpp keeps it
   decoders.push_back(MakeFuseDecoder());
   if (add_space_prefix) decoders.push_back(MakeStripDecoder(" ", 1, 0));
   state->decoder = MakeSequenceDecoder(std::move(decoders));
@@ -210,6 +210,7 @@ Status BuildGpt2(const GgufVocab& vocab, const GgufPreTokenizerSpec& spec, Token
   }
   state->decoder = MakeByteLevelDecoder(&state->added_contents);
   state->clean_up_tokenization_spaces = spec.clean_spaces;
+  state->llama_cpp_clean_up = true;
   return OkStatus();
 }
 
