@@ -15,6 +15,7 @@
 #include "tokenizer/gguf_vocab_io.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_state.h"
 
 namespace surge {
 namespace {
@@ -89,6 +90,12 @@ TEST(GgufSpmTest, SpacesByteFallbackBosAndDecode) {
   EXPECT_THAT(tokenizer->eos_token_ids(), ElementsAre(2));
   EXPECT_TRUE(tokenizer->IsSpecial(0));
   EXPECT_FALSE(tokenizer->IsSpecial(Piece(0)));
+}
+
+TEST(GgufDecodeTest, LlamaCppCleanUpOfSpaces) {
+  EXPECT_EQ(LlamaCppCleanUpSpaces("a . b , c ' d it 's he 're n't 'll ?!"), "a. b, c'd it's he're n't 'll?!");
+  EXPECT_EQ(LlamaCppCleanUpSpaces(" ."), ".");
+  EXPECT_EQ(LlamaCppCleanUpSpaces("x ' ' y"), "x'' y");
 }
 
 TEST(GgufPreTokenizerTest, EveryFamilyCompiles) {

@@ -92,7 +92,7 @@ std::string CleanUpTokenizationSpaces(std::string_view text) {
 }
 
 std::string LlamaCppCleanUpSpaces(std::string_view text) {
-  // Each pass reads the previous pass's output and always keeps its first byte.
+  // Each pass reads the previous pass's output.
   std::string in(text), out;
   out.reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {  // " ?", " !", " .", " ," -> drop the space
