@@ -6,8 +6,19 @@
 #include "apps/commands.h"
 #include "base/flags.h"
 #include "model/gguf_convert.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/gguf_vocab_io.h"
 
 namespace surge {
+
+// The tokenizer metadata llama.cpp's converter would write, padded to the model's vocab.
+Status WriteTokenizer(const std::string& hf_dir, const ModelConfig& config, GgufWriter& writer) {
+  HfToGgufOptions options;
+  options.vocab_size = config.vocab_size;
+  ASSIGN_OR_RETURN(GgufVocab vocab, GgufVocabFromHfDirectory(hf_dir, options));
+  WriteGgufVocab(vocab, &writer);
+  return OkStatus();
+}
 
 int RunConvert(const std::vector<std::string>& args) {
   std::string type_name = "f16";
@@ -43,7 +54,7 @@ int RunConvert(const std::vector<std::string>& args) {
                  usage.c_str());
     return 2;
   }
-  Status status = ConvertHfToGguf(positional[0], positional[1], *type);
+  Status status = ConvertHfToGguf(positional[0], positional[1], *type, WriteTokenizer);
   if (!status.ok()) {
     std::fprintf(stderr, "surge convert: %s\n", status.ToString().c_str());
     return 1;

@@ -5,7 +5,9 @@
 
 #include "apps/byte_size.h"
 #include "base/logging.h"
+#include "gguf/gguf_file.h"
 #include "model/gguf_weights.h"
+#include "tokenizer/gguf_vocab_io.h"
 
 namespace surge {
 namespace {
@@ -36,9 +38,8 @@ StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
                                                       const std::string& tokenizer_dir) {
   if (!tokenizer_dir.empty()) return Tokenizer::FromDirectory(tokenizer_dir);
   if (IsGgufPath(model)) {
-    return UnimplementedError(model +
-                              ": reading the tokenizer from GGUF metadata is not built in yet; "
-                              "pass --tokenizer DIR (a Hugging Face tokenizer directory)");
+    ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(model));
+    return TokenizerFromGguf(*file);
   }
   return Tokenizer::FromDirectory(model);
 }

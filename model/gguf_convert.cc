@@ -231,9 +231,8 @@ Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(hf_dir));
   GgufWriter writer;
   RETURN_IF_ERROR(WriteGgufModelMetadata(config, type, writer));
-  if (std::filesystem::exists(hf_dir + "/tokenizer.json")) {
-    RETURN_IF_ERROR(write_tokenizer ? write_tokenizer(hf_dir, config, writer)
-                                    : WriteGgufTokenizerMetadata(hf_dir, config, writer));
+  if (write_tokenizer && std::filesystem::exists(hf_dir + "/tokenizer.json")) {
+    RETURN_IF_ERROR(write_tokenizer(hf_dir, config, writer));
   }
   RETURN_IF_ERROR(AddTensors(*store, config, type, writer));
   return writer.WriteFile(out_path);

@@ -29,21 +29,14 @@ const char* GgufFileTypeName(GgufFileType type);
 // Architecture metadata (`general.*`, `<arch>.*`) for `config`.
 Status WriteGgufModelMetadata(const ModelConfig& config, GgufFileType type, GgufWriter& writer);
 
-// Tokenizer metadata (`tokenizer.ggml.*`, `tokenizer.chat_template`) from HF_DIR's
-// tokenizer.json / tokenizer_config.json as llama.cpp's converter writes it: model
-// "gpt2" (byte-level BPE: tokens, token_type, merges) or "llama" (sentencepiece-style
-// BPE with byte fallback: tokens, scores, token_type), bos/eos/unk/pad ids,
-// add_bos/add_eos. NOT_FOUND when there is no tokenizer.json.
-Status WriteGgufTokenizerMetadata(const std::string& hf_dir, const ModelConfig& config,
-                                  GgufWriter& writer);
-
-// Writes a model's tokenizer metadata; lets apps/ plug in the tokenizer module's writer
-// (model/ cannot include tokenizer/).
+// Writes a model's tokenizer metadata (`tokenizer.ggml.*`, `tokenizer.chat_template`);
+// apps/ plugs in the tokenizer module's (tokenizer/gguf_vocab_io.h), which model/ cannot
+// include.
 using GgufTokenizerWriter =
     std::function<Status(const std::string& hf_dir, const ModelConfig& config, GgufWriter& writer)>;
 
-// HF_DIR -> OUT_PATH. Tokenizer metadata is written when HF_DIR has a tokenizer.json, by
-// `write_tokenizer` when given, else by WriteGgufTokenizerMetadata.
+// HF_DIR -> OUT_PATH. Tokenizer metadata is written by `write_tokenizer` when given and
+// HF_DIR has a tokenizer.json; without it the file holds the model only.
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path, GgufFileType type,
                        const GgufTokenizerWriter& write_tokenizer = {});
 
