@@ -6,8 +6,12 @@
 //                second sequence (--other-ids) that prefills in chunks ("batched_b");
 //                batch invariance means "batched_a" must equal "decode" bit for bit.
 // Block tables are shuffled so that neighbouring positions never sit in neighbouring blocks.
+// With --decode-out=FILE it runs only the "decode" schedule and writes its logits as raw
+// float32 [num ids, vocab] to FILE (for tests/reference/test_gguf_vs_llamacpp.py, whose
+// 32000-token vocabularies make JSON too slow). --model may be a .gguf file.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -30,6 +34,8 @@ struct Flags {
   int64_t chunk_tokens = 3;  // the other sequence's prefill chunk
   int64_t seed = 0;
   int64_t threads = 2;
+  std::string decode_out;     // raw float32 logits of the decode schedule only
+  std::string gguf_q8 = "int8";  // what Q8_0/Q6_K tensors load as: int8, f32 or bf16
 };
 
 // One forward pass: (sequence index, number of new tokens) in batch order.
@@ -119,6 +125,14 @@ std::vector<Step> DecodeSchedule(int32_t num_ids, int32_t prefix, int32_t num_ot
   return steps;
 }
 
+// Writes `values` as raw native-endian float32 (the test reads them with numpy).
+bool WriteFloats(const std::string& path, const std::vector<float>& values) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size() * sizeof(float)));
+  return static_cast<bool>(out);
+}
+
 int Run(const Flags& f) {
   std::vector<int32_t> ids = ParseIds(f.ids), other = ParseIds(f.other_ids);
   if (f.other_ids.empty()) other.assign(ids.rbegin(), ids.rend());
@@ -126,7 +140,14 @@ int Run(const Flags& f) {
   const int32_t prefix =
       f.prefix_tokens >= 0 ? static_cast<int32_t>(f.prefix_tokens) : std::max(1, num_ids / 2);
   ThreadPool pool(static_cast<int>(f.threads));
-  auto model = Model::Load(f.model, &pool);
+  LoadOptions options;
+  if (f.gguf_q8 != "int8" && f.gguf_q8 != "f32" && f.gguf_q8 != "bf16") {
+    std::fprintf(stderr, "dump_logits_tool: --gguf-q8 must be int8, f32 or bf16\n");
+    return 2;
+  }
+  if (f.gguf_q8 == "f32") options.gguf_wide_quant_dtype = WeightDType::kF32;
+  if (f.gguf_q8 == "bf16") options.gguf_wide_quant_dtype = WeightDType::kBF16;
+  auto model = Model::Load(f.model, &pool, options);
   if (!model.ok()) {
     std::fprintf(stderr, "dump_logits_tool: %s\n", model.status().ToString().c_str());
     return 1;
@@ -134,6 +155,10 @@ int Run(const Flags& f) {
   std::mt19937 rng(static_cast<uint32_t>(f.seed));
   const int32_t bs = static_cast<int32_t>(f.block_size);
   std::vector<Sequence> full{{ids}}, decode{{ids}}, batched{{ids}, {other}};
+  if (!f.decode_out.empty()) {
+    RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, rng);
+    return WriteFloats(f.decode_out, decode[0].logits) ? 0 : 1;
+  }
   RunSchedule(**model, full, {{{0, num_ids}}}, bs, rng);
   RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, rng);
   RunSchedule(**model, batched,
@@ -156,7 +181,7 @@ int Run(const Flags& f) {
 int main(int argc, char** argv) {
   surge::Flags f;
   surge::FlagParser parser("dump_logits_tool");
-  parser.AddString("model", &f.model, "model directory (config.json + safetensors)");
+  parser.AddString("model", &f.model, "model directory (config.json + safetensors) or .gguf file");
   parser.AddString("ids", &f.ids, "comma-separated token ids");
   parser.AddString("other-ids", &f.other_ids,
                    "the batched second sequence (default: ids reversed)");
@@ -165,6 +190,9 @@ int main(int argc, char** argv) {
   parser.AddInt("chunk", &f.chunk_tokens, "prefill chunk of the second sequence");
   parser.AddInt("seed", &f.seed, "block-table shuffle seed");
   parser.AddInt("threads", &f.threads, "thread pool size");
+  parser.AddString("decode-out", &f.decode_out,
+                   "write only the decode schedule's logits, raw float32, to this file");
+  parser.AddString("gguf-q8", &f.gguf_q8, "GGUF Q8_0/Q6_K tensors load as int8, f32 or bf16");
   surge::Status status = parser.Parse(std::vector<std::string>(argv + 1, argv + argc));
   if (!status.ok() || f.model.empty() || f.ids.empty()) {
     std::fprintf(stderr, "%s\n%s", status.ToString().c_str(), parser.Usage().c_str());
