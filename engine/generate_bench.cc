@@ -8,6 +8,8 @@
 // SURGE_BENCH_MODEL may be a .gguf file (each tensor keeps its file's format; Q8_0/Q6_K
 // become SURGE_BENCH_GGUF_WIDE: int8 (default) | bf16 | f32):
 //   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
+// SURGE_BENCH_THREADS sets the thread pool's size (default: all cores), e.g. to match
+// llama.cpp's -t in scripts/bench_vs_llamacpp.sh.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -47,7 +49,8 @@ LoadOptions BenchLoadOptions() {
 }
 
 Model& BenchModel() {
-  static ThreadPool* pool = new ThreadPool(static_cast<int>(std::thread::hardware_concurrency()));
+  static ThreadPool* pool = new ThreadPool(std::stoi(
+      Env("SURGE_BENCH_THREADS", std::to_string(std::thread::hardware_concurrency()).c_str())));
   static Model* model = [] {
     auto loaded =
         Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), pool, BenchLoadOptions());
