@@ -2,8 +2,9 @@
 """surge's GGUF models against llama.cpp itself (node-llama-cpp's prebuilt CPU build).
 
 Three Hugging Face models -- a random llama (GQA, untied lm_head, hidden 256 so that Q4_K
-rows hold whole 256-blocks), a random qwen2 (q/k/v biases, tied embeddings) and the
-bundled stories260K -- are converted by `surge convert` to F32, F16, Q8_0, Q4_0 and
+rows hold whole 256-blocks), a random qwen2 (q/k/v biases) and the bundled stories260K
+(tied embeddings; 64 wide, so its k-quant rows fall back as llama-quantize's would) -- are
+converted by `surge convert` to F32, F16, Q8_0, Q4_0 and
 Q4_K_M. tests/node/llamacpp_logits_reference.mjs loads every file in llama.cpp, prefills
 each prompt and decodes NEW_TOKENS tokens greedily, recording llama.cpp's log-softmax at
 every position; model/dump_logits_tool runs surge on the same file with the same ids (the
@@ -62,7 +63,8 @@ ACCURACY_RATIO = {"f16": 1.1, "q8_0": 2.0, "q4_0": 1.1, "q4_k_m": 1.1}
 MIN_TOP1 = {"f32": 1.0, "f16": 1.0, "q8_0": 0.9, "q4_0": 0.9, "q4_k_m": 0.9}
 COMMON = ["--hidden-size", "256", "--intermediate-size", "512", "--num-hidden-layers", "2",
           "--num-attention-heads", "4", "--num-key-value-heads", "2", "--vocab-size", "32000"]
-# name -> make_tiny_model.py flags (None: the bundled model)
+# name -> make_tiny_model.py flags (None: the bundled model). Untied: a tied 256-wide random
+# embedding gives logits of std ~16, a one-hot softmax with nothing left to compare.
 MODELS = {
     "llama": COMMON + ["--no-tie", "--seed", "1"],
     "qwen2": COMMON + ["--model-type", "qwen2", "--no-tie", "--seed", "2"],
