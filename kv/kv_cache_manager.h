@@ -36,7 +36,7 @@ struct PrefixCacheOptions {
   // and one dtype today, so 0; per-request salts would be mixed in here.
   uint64_t hash_seed = 0;
   // Monotonic seconds, for the TTL; steady_clock when empty (tests inject their own).
-  std::function<double()> clock;
+  std::function<double()> clock = nullptr;
 };
 
 // Counters since start-up (the engine's /metrics).
