@@ -37,6 +37,11 @@ struct ServeFlags {
   std::string max_body_size = "8MiB";
   double drain_timeout = 30;
   int64_t threads = 0;
+  std::string quantize = "none";
+  bool no_prefix_caching = false;
+  double prefix_cache_ttl = 0;
+  std::string scheduling_policy = "fcfs";
+  double priority_aging = 1.0;
   bool help = false;
 };
 
@@ -56,6 +61,15 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
+  parser.AddString("quantize", &f.quantize, "linear-layer weights: none (f32, default) | int8 | int4 (groups of 32)");
+  parser.AddBool("no-prefix-caching", &f.no_prefix_caching,
+                 "turn off automatic prefix caching (reuse of the KV of repeated prompt prefixes)");
+  parser.AddDouble("prefix-cache-ttl", &f.prefix_cache_ttl,
+                   "seconds after which cached KV blocks that no request uses are released (default 0: never)");
+  parser.AddString("scheduling-policy", &f.scheduling_policy,
+                   "fcfs (default) | priority: admit by request priority with aging, preempt the least urgent");
+  parser.AddDouble("priority-aging", &f.priority_aging,
+                   "under --scheduling-policy priority, seconds of waiting worth one priority level (default 1)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -70,6 +84,21 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   }
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
+  if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
+  if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");
+  StatusOr<SchedulingPolicyKind> policy = ParseSchedulingPolicy(f.scheduling_policy);
+  if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
+  config->engine.scheduling_policy = *policy;
+  if (f.quantize == "int8") {
+    config->load.quantize = Quantization::kInt8;
+  } else if (f.quantize == "int4") {
+    config->load.quantize = Quantization::kInt4;
+  } else if (f.quantize != "none") {
+    return InvalidArgumentError("--quantize must be none, int8 or int4, got '" + f.quantize + "'");
+  }
+  config->engine.enable_prefix_caching = !f.no_prefix_caching;
+  config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
+  config->engine.priority_aging_s = f.priority_aging;
   config->model_dir = f.model;
   config->threads = static_cast<int>(f.threads);
   config->server.host = f.host;

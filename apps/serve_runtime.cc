@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
 
 Status ServeRuntime::Load() {
   pool_ = std::make_unique<ThreadPool>(config_.threads);
-  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get()));
+  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
   ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromDirectory(config_.model_dir));
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);

@@ -24,6 +24,7 @@ struct ServeConfig {
   EngineOptions engine;        // kv_cache_bytes 0 means kv_cache_fraction of free memory,
   double kv_cache_fraction = 0;  // or (when that is 0 too) the default below
   int threads = 0;             // model threads; 0: all cores
+  LoadOptions load;            // weight format (--quantize)
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction

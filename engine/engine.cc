@@ -48,7 +48,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
   LOG(INFO) << "KV cache: " << num_blocks << " blocks of " << options.block_size << " tokens, "
             << bytes_per_block / options.block_size << " bytes per token, "
             << num_blocks * options.block_size << " tokens fit ("
-            << num_blocks * bytes_per_block / (1 << 20) << " MiB)";
+            << num_blocks * bytes_per_block / (1 << 20) << " MiB); prefix caching "
+            << (options.enable_prefix_caching ? "on" : "off");
   return std::unique_ptr<Engine>(
       new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));
 }
