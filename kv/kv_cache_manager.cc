@@ -74,8 +74,8 @@ bool KvCacheManager::Allocate(SequenceId seq, std::span<const int32_t> token_ids
   Table& table = is_new ? fresh : it->second;
   const int32_t num_needed = NumBlocksFor(num_tokens) - static_cast<int32_t>(table.blocks.size());
   // Cached blocks that no sequence holds count as free; attaching them takes them back.
-  const auto num_revived = std::count_if(table.blocks.begin(), table.blocks.end(),
-                                         [&](BlockId block) { return is_new && pool_.ref_count(block) == 0; });
+  const auto num_revived = std::count_if(fresh.blocks.begin(), fresh.blocks.end(),
+                                         [&](BlockId block) { return pool_.ref_count(block) == 0; });
   if (num_needed > pool_.num_free_blocks() - num_revived) return false;
   if (is_new) {
     for (BlockId block : fresh.blocks) pool_.AddRef(block);
