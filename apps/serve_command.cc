@@ -40,6 +40,10 @@ struct ServeFlags {
   double drain_timeout = 30;
   int64_t threads = 0;
   WeightFlags weights;
+  bool no_prefix_caching = false;
+  double prefix_cache_ttl = 0;
+  std::string scheduling_policy = "fcfs";
+  double priority_aging = 1.0;
   bool help = false;
 };
 
@@ -61,6 +65,14 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
+  parser.AddBool("no-prefix-caching", &f.no_prefix_caching,
+                 "turn off automatic prefix caching (reuse of the KV of repeated prompt prefixes)");
+  parser.AddDouble("prefix-cache-ttl", &f.prefix_cache_ttl,
+                   "seconds after which cached KV blocks that no request uses are released (default 0: never)");
+  parser.AddString("scheduling-policy", &f.scheduling_policy,
+                   "fcfs (default) | priority: admit by request priority with aging, preempt the least urgent");
+  parser.AddDouble("priority-aging", &f.priority_aging,
+                   "under --scheduling-policy priority, seconds of waiting worth one priority level (default 1)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -75,6 +87,14 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   }
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
+  if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
+  if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");
+  StatusOr<SchedulingPolicyKind> policy = ParseSchedulingPolicy(f.scheduling_policy);
+  if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
+  config->engine.scheduling_policy = *policy;
+  config->engine.enable_prefix_caching = !f.no_prefix_caching;
+  config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
+  config->engine.priority_aging_s = f.priority_aging;
   config->model_dir = f.model;
   ASSIGN_OR_RETURN(config->load, ToLoadOptions(f.weights));
   config->tokenizer_dir = f.tokenizer;
