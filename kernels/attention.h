@@ -5,17 +5,20 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/kv_codec.h"
 #include "kernels/simd.h"
 
 namespace surge {
 
-// One layer's K and V in the pool, each [num_blocks, block_size, num_kv_heads, head_dim].
+// One layer's K and V in the pool, each [num_blocks, block_size, num_kv_heads] rows of
+// head_dim values in `dtype`'s row format (kernels/kv_codec.h: KvRowBytes bytes each).
 struct PagedKvView {
-  const float* k = nullptr;
-  const float* v = nullptr;
+  const uint8_t* k = nullptr;
+  const uint8_t* v = nullptr;
   int32_t block_size = 0;  // tokens per block
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
+  KvDType dtype = KvDType::kF32;
 };
 
 // The queries of one sequence chunk. Query j sits at position start_position + j and
@@ -39,7 +42,8 @@ struct AttentionQueries {
 // end at block boundaries; no allocation. The result depends on the keys, the query and
 // block_size only -- not on which blocks hold the keys or on the other queries -- so it
 // is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may run
-// on different threads.
+// on different threads. Quantized rows are dequantized in registers (KvRowOps), the
+// same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
 void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
