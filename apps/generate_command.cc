@@ -30,6 +30,7 @@ struct GenerateFlags {
   int64_t threads = 0;
   std::string dtype = "f32";
   std::string quantize = "none";
+  std::string kv_cache_dtype = "auto";
   int64_t group_size = 32;
   bool int4_lm_head = false;
   bool ignore_eos = false;
@@ -58,6 +59,8 @@ void Register(FlagParser& parser, GenerateFlags& f) {
                 "int4 group size along the input: 32 (default) | 64 | 128");
   parser.AddBool("int4-lm-head", &f.int4_lm_head,
                  "with --quantize int4, make lm_head int4 too (default int8)");
+  parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
+                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
   parser.AddBool("json", &f.json, "print one JSON object with prompt/output ids and text");
   parser.AddBool("help", &f.help, "show this help");
@@ -120,6 +123,8 @@ int Run(const GenerateFlags& f) {
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
+  auto kv_dtype = ParseKvDType(f.kv_cache_dtype);
+  if (!kv_dtype.ok()) return Fail(kv_dtype.status()) + 1;
   int64_t threads = f.threads > 0 ? f.threads : std::thread::hardware_concurrency();
   ThreadPool pool(static_cast<int>(threads));
   auto model = Model::Load(f.model, &pool, *load_options);
@@ -131,7 +136,7 @@ int Run(const GenerateFlags& f) {
   IncrementalDecoder decoder(**tokenizer);
   auto start = std::chrono::steady_clock::now();
   double first_token_s = 0;
-  Generator generator(**model);
+  Generator generator(**model, /*block_size=*/16, *kv_dtype);
   auto result = generator.Generate(prompt_ids, options, [&](int32_t token, std::span<const float>) {
     if (first_token_s == 0) first_token_s = SecondsSince(start);
     if (!f.json) std::fputs(decoder.Add(token).c_str(), stdout), std::fflush(stdout);
@@ -150,11 +155,11 @@ int Run(const GenerateFlags& f) {
   }
   std::fprintf(stderr,
                "prompt %zu tokens, first token after %.1f ms; %zu tokens in %.1f ms "
-               "(%.1f tok/s decode), finish: %s; weights %s\n",
+               "(%.1f tok/s decode), finish: %s; weights %s, kv cache %s\n",
                prompt_ids.size(), first_token_s * 1e3, num_out, total_s * 1e3,
                num_out > 1 ? (num_out - 1) / (total_s - first_token_s) : 0.0,
                FinishReasonName(result->finish_reason),
-               LoadOptionsName((*model)->load_options()).c_str());
+               LoadOptionsName((*model)->load_options()).c_str(), KvDTypeName(*kv_dtype));
   return 0;
 }
 
