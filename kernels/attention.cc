@@ -50,15 +50,12 @@ void AttendTile(const VecOps& ops, const KvRowOps& rows, const uint8_t* k_rows,
 void AttendHeads(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
                  const AttentionQueries& queries, int32_t kv_head, int32_t num_keys,
                  HeadState* heads, int32_t num_heads) {
-  const int64_t head_bytes = KvRowBytes(kv.dtype, kv.head_dim);
-  const int64_t row_stride = kv.num_kv_heads * head_bytes;  // bytes per token
-  const int64_t block_stride = row_stride * kv.block_size;
+  const int64_t row_stride = KvRowBytes(kv.dtype, kv.head_dim);  // consecutive positions
   for (int32_t t0 = 0; t0 < num_keys;) {
     const int32_t block_index = t0 / kv.block_size;
     const int32_t row = t0 % kv.block_size;
     const int32_t n = std::min({kKeyTile, kv.block_size - row, num_keys - t0});
-    const int64_t offset = queries.block_table[block_index] * block_stride + row * row_stride +
-                           kv_head * head_bytes;
+    const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
     AttendTile(ops, rows, kv.k + offset, kv.v + offset, row_stride, n, kv.head_dim, queries.scale,
                heads, num_heads);
     t0 += n;

@@ -10,8 +10,10 @@
 
 namespace surge {
 
-// One layer's K and V in the pool, each [num_blocks, block_size, num_kv_heads] rows of
+// One layer's K and V in the pool, each [num_blocks, num_kv_heads, block_size] rows of
 // head_dim values in `dtype`'s row format (kernels/kv_codec.h: KvRowBytes bytes each).
+// Head-major within a block, so one kv head's keys in a block are one contiguous run
+// (block_size rows) that the hardware prefetcher streams, not rows a token apart.
 struct PagedKvView {
   const uint8_t* k = nullptr;
   const uint8_t* v = nullptr;
@@ -20,6 +22,13 @@ struct PagedKvView {
   int32_t head_dim = 0;
   KvDType dtype = KvDType::kF32;
 };
+
+// Byte offset of (block, kv_head, row) -- row = position % block_size -- in K or V.
+inline int64_t PagedKvRowOffset(const PagedKvView& kv, int64_t block, int32_t kv_head,
+                                int32_t row) {
+  return ((block * kv.num_kv_heads + kv_head) * kv.block_size + row) *
+         KvRowBytes(kv.dtype, kv.head_dim);
+}
 
 // The queries of one sequence chunk. Query j sits at position start_position + j and
 // attends to keys [0, start_position + j] (causal); position p lives in block

@@ -49,10 +49,13 @@ struct Scenario {
     v_pool.assign(k_pool.size(), 0xff);
     k.resize(k_f32.size()), v.resize(v_f32.size());
     for (int32_t t = 0; t < num_keys; ++t) {
-      const int64_t slot = int64_t{block_table[t / s.block_size]} * s.block_size + t % s.block_size;
       for (int32_t g = 0; g < s.num_kv_heads; ++g) {
         const int64_t src = t * row + int64_t{g} * s.head_dim;
-        const int64_t dst = (slot * s.num_kv_heads + g) * head_bytes;
+        // [num_blocks, num_kv_heads, block_size, head_bytes], written out independently of
+        // PagedKvRowOffset.
+        const int64_t dst =
+            ((int64_t{block_table[t / s.block_size]} * s.num_kv_heads + g) * s.block_size +
+             t % s.block_size) * head_bytes;
         QuantizeKvRow(dtype, &k_f32[src], s.head_dim, &k_pool[dst]);
         QuantizeKvRow(dtype, &v_f32[src], s.head_dim, &v_pool[dst]);
         DequantizeKvRow(dtype, &k_pool[dst], s.head_dim, &k[src]);

@@ -21,7 +21,7 @@ struct KvLayout {
 
   // Bytes of one (token, kv head) row of K (or V), scales and padding included.
   size_t row_bytes() const { return static_cast<size_t>(KvRowBytes(dtype, head_dim)); }
-  // Bytes of K (or V) in one block of one layer: block_size * num_kv_heads rows.
+  // Bytes of K (or V) in one block of one layer: num_kv_heads * block_size rows.
   size_t bytes_per_block_array() const {
     return static_cast<size_t>(block_size) * num_kv_heads * row_bytes();
   }

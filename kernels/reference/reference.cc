@@ -103,9 +103,11 @@ namespace {
 std::vector<float> PagedRow(const uint8_t* base, const PagedKvView& kv, const AttentionQueries& q,
                             int64_t pos, int32_t g) {
   const int64_t block = q.block_table[pos / kv.block_size];
-  const int64_t row = block * kv.block_size + pos % kv.block_size;
+  const int64_t row = pos % kv.block_size;
+  const int64_t row_bytes = KvRowBytes(kv.dtype, kv.head_dim);
   std::vector<float> values(kv.head_dim);
-  DequantizeKvRow(kv.dtype, base + (row * kv.num_kv_heads + g) * KvRowBytes(kv.dtype, kv.head_dim),
+  // [num_blocks, num_kv_heads, block_size, row_bytes]
+  DequantizeKvRow(kv.dtype, base + ((block * kv.num_kv_heads + g) * kv.block_size + row) * row_bytes,
                   kv.head_dim, values.data());
   return values;
 }
