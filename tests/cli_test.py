@@ -68,7 +68,7 @@ class GenerateTest(unittest.TestCase):
             (["generate", "--prompt", "x", "--temperature", "-1"], 1, "temperature"),
             (["generate", "--prompt", "x", "--max-tokens", "100000"], 1, "context"),
             (["generate", "--prompt", "x", "--kv-cache-dtype", "int3"], 2, "int3"),
-            (["serve", "--kv-cache-dtype", "fp8", "models/stories260K"], 2, "--kv-cache-dtype"),
+            (["serve", "models/stories260K", "--kv-cache-dtype", "fp8"], 2, "--kv-cache-dtype"),
             (["nonsense"], 2, "unknown command"),
         ]
         for args, code, needle in cases:
