@@ -161,7 +161,7 @@ TEST(PagedAttentionTest, MatchesContiguousAttention) {
 
 TEST(PagedAttentionTest, OddHeadDimsInEveryFormat) {
   std::mt19937 rng(12);
-  for (int32_t head_dim : {1, 7, 17, 33, 50, 95}) {
+  for (int32_t head_dim : {1, 7, 17, 33, 50, 95, 513}) {  // 513: past kMaxDecodedDim
     for (KvDType dtype : kAllKvDTypes) CheckShape(Shape{4, 2, head_dim, 5, 37, 4}, rng, dtype);
   }
 }
@@ -200,7 +200,8 @@ TEST(PagedAttentionTest, QuantizedCacheStaysCloseToF32) {
 
 TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
   std::mt19937 rng(10);
-  CheckShape(Shape{40, 2, 16, 4, 30, 3}, rng);  // 20 query heads per kv head
+  // 20 query heads per kv head: passes of 16 and 4.
+  for (KvDType dtype : kAllKvDTypes) CheckShape(Shape{40, 2, 16, 4, 30, 3}, rng, dtype);
 }
 
 TEST(PagedAttentionTest, SingleKeyCopiesValue) {
