@@ -76,7 +76,8 @@ void BM_PagedAttention(benchmark::State& state) {
   }
   std::vector<std::vector<int32_t>> tables(num_seqs, std::vector<int32_t>(blocks_per_seq));
   for (int64_t s = 0; s < num_seqs; ++s)
-    for (int32_t b = 0; b < blocks_per_seq; ++b) tables[s][b] = static_cast<int32_t>(s * blocks_per_seq + b);
+    for (int32_t b = 0; b < blocks_per_seq; ++b)
+      tables[s][b] = static_cast<int32_t>(s * blocks_per_seq + b);
   std::vector<float> q(int64_t{kBatch} * num_heads * head_dim), out(q.size());
   for (float& value : q) value = dist(rng);
   const PagedKvView view{k.data(), v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
@@ -88,8 +89,14 @@ void BM_PagedAttention(benchmark::State& state) {
       for (int64_t item = begin; item < end; ++item) {
         const int64_t i = item / num_kv_heads;
         const int64_t stride = int64_t{num_heads} * head_dim;
-        const AttentionQueries queries{&q[i * stride], stride, &out[i * stride], stride, 1,
-                                       num_heads, context - 1, tables[(next + i) % num_seqs],
+        const AttentionQueries queries{&q[i * stride],
+                                       stride,
+                                       &out[i * stride],
+                                       stride,
+                                       1,
+                                       num_heads,
+                                       context - 1,
+                                       tables[(next + i) % num_seqs],
                                        1.0f / std::sqrt(float(head_dim))};
         PagedAttention(view, queries, 0, static_cast<int32_t>(item % num_kv_heads));
       }
@@ -106,8 +113,8 @@ void BM_PagedAttention(benchmark::State& state) {
   state.counters["bytes/token"] = double(seq_bytes) / context;
   // Per CPU-second of the benchmark thread: with SURGE_BENCH_THREADS=1 (the caller runs
   // every item) this is the kernel's own speed, unaffected by other load on the machine.
-  state.counters["GB/cpu_s"] = benchmark::Counter(double(seq_bytes) * kBatch * state.iterations() / 1e9,
-                                                  benchmark::Counter::kIsRate);
+  state.counters["GB/cpu_s"] = benchmark::Counter(
+      double(seq_bytes) * kBatch * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.SetLabel(std::string(KvDTypeName(dtype)) + "/" + SimdLevelName(ActiveSimdLevel()));
 }
 

@@ -107,9 +107,9 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, c
   for (size_t i = 0; i < got.size(); ++i) {
     // Relative past 1: long f32 sums of outputs ~4 round at a few 1e-5.
     ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::fabs(want[i])))
-        << what << " kv " << KvDTypeName(dtype) << ": heads " << s.num_heads << "/" << s.num_kv_heads << " dim " << s.head_dim
-        << " block " << s.block_size << " start " << s.start_position << " queries "
-        << s.num_queries << " at " << i;
+        << what << " kv " << KvDTypeName(dtype) << ": heads " << s.num_heads << "/"
+        << s.num_kv_heads << " dim " << s.head_dim << " block " << s.block_size << " start "
+        << s.start_position << " queries " << s.num_queries << " at " << i;
   }
 }
 

@@ -91,8 +91,9 @@ void QuantizeKvRow(KvDType dtype, const float* x, int32_t n, uint8_t* row) {
     case KvDType::kBF16:
     case KvDType::kF16:
       for (int32_t i = 0; i < n; ++i) {
-        const uint16_t h = dtype == KvDType::kBF16 ? FloatToBf16(x[i])
-                                                    : FloatToF16(std::clamp(x[i], -kF16Max, kF16Max));
+        const uint16_t h = dtype == KvDType::kBF16
+                               ? FloatToBf16(x[i])
+                               : FloatToF16(std::clamp(x[i], -kF16Max, kF16Max));
         std::memcpy(row + 2 * i, &h, 2);
       }
       return;

@@ -104,8 +104,8 @@ inline void LoadInt4Group(const uint8_t* row, int32_t groups, int32_t g, __m256 
   const uint8_t* codes = row + 4 * groups + 16 * g;
   const __m256i nibble = _mm256_set1_epi32(15);
   for (int32_t half = 0; half < 2; ++half) {
-    const __m256i wide = _mm256_cvtepu8_epi32(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * half)));
+    const __m256i wide =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * half)));
     x[half] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(wide, nibble)), scale, min);
     x[half + 2] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(wide, 4)), scale, min);
   }

@@ -66,7 +66,8 @@ float DotElementwise(const float* q, const uint8_t* row, int32_t n) {
     acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i, kAllLanes), acc0);
     acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), load(i + 16, kAllLanes), acc1);
   }
-  for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i, kAllLanes), acc0);
+  for (; i + 16 <= n; i += 16)
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i, kAllLanes), acc0);
   if (i < n) {
     const __mmask16 mask = Avx512TailMask(n - i);
     acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, q + i), load(i, mask), acc1);
@@ -134,8 +135,7 @@ void AxpyInt4(float a, const uint8_t* row, float* y, int32_t n) {
     LoadInt4Group(row, groups, g, &lo, &hi);
     GroupMasks(n, g, &mask_lo, &mask_hi);
     float* yg = y + g * kKvInt4GroupSize;
-    _mm512_mask_storeu_ps(yg, mask_lo,
-                          _mm512_fmadd_ps(va, lo, _mm512_maskz_loadu_ps(mask_lo, yg)));
+    _mm512_mask_storeu_ps(yg, mask_lo, _mm512_fmadd_ps(va, lo, _mm512_maskz_loadu_ps(mask_lo, yg)));
     _mm512_mask_storeu_ps(yg + 16, mask_hi,
                           _mm512_fmadd_ps(va, hi, _mm512_maskz_loadu_ps(mask_hi, yg + 16)));
   }
@@ -145,8 +145,8 @@ void AxpyInt4(float a, const uint8_t* row, float* y, int32_t n) {
 inline __m256i Bf16Bits(__m512 v) {
   const __m512i bits = _mm512_castps_si512(v);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  __m512i rounded =
-      _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+  __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
   rounded = _mm512_mask_mov_epi32(rounded, nan, quiet);
@@ -173,13 +173,15 @@ void QuantizeInt8(const float* x, int32_t n, uint8_t* row) {
   std::memset(row, 0, KvRowBytes(KvDType::kInt8, n));
   __m512 amax = _mm512_setzero_ps();
   for (int32_t i = 0; i < n; i += 16)
-    amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(Avx512TailMask(std::min(n - i, 16)), x + i)));
+    amax = _mm512_max_ps(
+        amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(Avx512TailMask(std::min(n - i, 16)), x + i)));
   const float max = Avx512ReduceMax(amax);
   if (max == 0.0f) return;  // scale 0, codes 0
   const __m512 inverse = _mm512_set1_ps(127.0f / max);
   for (int32_t i = 0; i < n; i += 16) {
     const __mmask16 mask = Avx512TailMask(std::min(n - i, 16));
-    const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), inverse));
+    const __m512i q =
+        _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), inverse));
     _mm512_mask_cvtsepi32_storeu_epi8(row + 4 + i, mask, q);
   }
   const float scale = max / 127.0f;
@@ -196,7 +198,8 @@ inline float ReduceMin(__m512 v) {
 
 // The scalar int4 group quantizer's steps, 32 values in two vectors.
 void QuantizeInt4Group(const float* x, int32_t m, uint8_t* params, uint8_t* codes) {
-  const __mmask16 mask_lo = Avx512TailMask(std::min(m, 16)), mask_hi = Avx512TailMask(std::max(m - 16, 0));
+  const __mmask16 mask_lo = Avx512TailMask(std::min(m, 16)),
+                  mask_hi = Avx512TailMask(std::max(m - 16, 0));
   const __m512 fill = _mm512_set1_ps(x[0]);  // lanes past m: neutral for min and max
   const __m512 lo = _mm512_mask_loadu_ps(fill, mask_lo, x);
   const __m512 hi = _mm512_mask_loadu_ps(fill, mask_hi, x + 16);
@@ -207,13 +210,15 @@ void QuantizeInt4Group(const float* x, int32_t m, uint8_t* params, uint8_t* code
   const uint16_t scale_f16 = FloatToF16Up((high - min) / 15.0f);
   const float scale = F16ToFloat(scale_f16);
   const __m512 inverse = _mm512_set1_ps(scale > 0.0f ? 1.0f / scale : 0.0f);
-  const __m512 vmin = _mm512_set1_ps(min), zero = _mm512_setzero_ps(), fifteen = _mm512_set1_ps(15.0f);
+  const __m512 vmin = _mm512_set1_ps(min), zero = _mm512_setzero_ps(),
+               fifteen = _mm512_set1_ps(15.0f);
   auto codes_of = [&](__m512 v, __mmask16 mask) {
     v = _mm512_mul_ps(_mm512_sub_ps(v, vmin), inverse);
     v = _mm512_min_ps(_mm512_max_ps(v, zero), fifteen);
     return _mm512_maskz_mov_epi32(mask, _mm512_cvtps_epi32(v));
   };
-  const __m512i packed = _mm512_or_si512(codes_of(lo, mask_lo), _mm512_slli_epi32(codes_of(hi, mask_hi), 4));
+  const __m512i packed =
+      _mm512_or_si512(codes_of(lo, mask_lo), _mm512_slli_epi32(codes_of(hi, mask_hi), 4));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), _mm512_cvtepi32_epi8(packed));
   const uint16_t stored[2] = {scale_f16, min_f16};
   std::memcpy(params, stored, 4);
