@@ -11,5 +11,6 @@ int RunGenerate(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
+int RunConvert(const std::vector<std::string>& args);
 
 }  // namespace surge

@@ -6,10 +6,12 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "apps/weight_flags.h"
 #include "base/flags.h"
 #include "engine/generator.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
+#include "apps/serve_runtime.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -18,6 +20,7 @@ namespace {
 struct GenerateFlags {
   std::string model = "models/stories260K";
   std::string prompt;
+  std::string tokenizer;
   int64_t max_tokens = 128;
   double temperature = 0.0;
   double top_p = 1.0;
@@ -28,18 +31,16 @@ struct GenerateFlags {
   double frequency_penalty = 0.0;
   int64_t seed = -1;
   int64_t threads = 0;
-  std::string dtype = "f32";
-  std::string quantize = "none";
+  WeightFlags weights;
   std::string kv_cache_dtype = "auto";
-  int64_t group_size = 32;
-  bool int4_lm_head = false;
   bool ignore_eos = false;
   bool json = false;
   bool help = false;
 };
 
 void Register(FlagParser& parser, GenerateFlags& f) {
-  parser.AddString("model", &f.model, "Hugging Face model directory (default models/stories260K)");
+  parser.AddString("model", &f.model, "Hugging Face model directory or .gguf file (default models/stories260K)");
+  parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's)");
   parser.AddString("prompt", &f.prompt, "prompt text (required)");
   parser.AddInt("max-tokens", &f.max_tokens, "most tokens to generate (default 128)");
   parser.AddDouble("temperature", &f.temperature, "0 = greedy (default), > 0 samples");
@@ -51,14 +52,7 @@ void Register(FlagParser& parser, GenerateFlags& f) {
   parser.AddDouble("frequency-penalty", &f.frequency_penalty, "default 0 (off)");
   parser.AddInt("seed", &f.seed, "seed for sampling; same seed, same output (default random)");
   parser.AddInt("threads", &f.threads, "worker threads (default: all cores)");
-  parser.AddString("dtype", &f.dtype,
-                   "linear-layer weights when not quantized: f32 (default) | bf16");
-  parser.AddString("quantize", &f.quantize,
-                   "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
-  parser.AddInt("group-size", &f.group_size,
-                "int4 group size along the input: 32 (default) | 64 | 128");
-  parser.AddBool("int4-lm-head", &f.int4_lm_head,
-                 "with --quantize int4, make lm_head int4 too (default int8)");
+  RegisterWeightFlags(parser, f.weights);
   parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
                    "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
@@ -99,29 +93,10 @@ int Fail(const Status& status) {
   return 1;
 }
 
-StatusOr<LoadOptions> ToLoadOptions(const GenerateFlags& f) {
-  LoadOptions options;
-  if (f.dtype == "bf16") {
-    options.dtype = WeightDType::kBF16;
-  } else if (f.dtype != "f32") {
-    return InvalidArgumentError("--dtype must be f32 or bf16, got '" + f.dtype + "'");
-  }
-  if (f.quantize == "int8") {
-    options.quantize = Quantization::kInt8;
-  } else if (f.quantize == "int4") {
-    options.quantize = Quantization::kInt4;
-  } else if (f.quantize != "none") {
-    return InvalidArgumentError("--quantize must be none, int8 or int4, got '" + f.quantize + "'");
-  }
-  options.group_size = static_cast<int32_t>(f.group_size);
-  options.int4_lm_head = f.int4_lm_head;
-  return options;
-}
-
 int Run(const GenerateFlags& f) {
-  auto tokenizer = Tokenizer::FromDirectory(f.model);
+  auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
-  auto load_options = ToLoadOptions(f);
+  auto load_options = ToLoadOptions(f.weights);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
   auto kv_dtype = ParseKvDType(f.kv_cache_dtype);
   if (!kv_dtype.ok()) return Fail(kv_dtype.status()) + 1;

@@ -13,14 +13,15 @@
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
+#include "apps/weight_flags.h"
 #include "base/flags.h"
 
 namespace surge {
 namespace {
 
 const char kSummary[] =
-    "surge serve MODEL_DIR [flags] (or --model MODEL_DIR)\n"
-    "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible HTTP API:\n"
+    "surge serve MODEL [flags] (or --model MODEL)\n"
+    "Serves MODEL (a Hugging Face model directory or a llama/qwen2 .gguf file) over an OpenAI-compatible HTTP API:\n"
     "/v1/completions, /v1/chat/completions, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
 
 struct ServeFlags {
@@ -28,6 +29,7 @@ struct ServeFlags {
   std::string host = "127.0.0.1";
   int64_t port = 8000;
   std::string served_model_name;
+  std::string tokenizer;
   std::string chat_template;
   int64_t block_size = 16;
   std::string kv_cache_memory;
@@ -38,6 +40,7 @@ struct ServeFlags {
   std::string max_body_size = "8MiB";
   double drain_timeout = 30;
   int64_t threads = 0;
+  WeightFlags weights;
   bool help = false;
 };
 
@@ -46,6 +49,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("host", &f.host, "address to listen on (default 127.0.0.1)");
   parser.AddInt("port", &f.port, "port to listen on; 0 picks a free one (default 8000)");
   parser.AddString("served-model-name", &f.served_model_name, "model id in the API (default: the directory's name)");
+  parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's; needed for a .gguf for now)");
   parser.AddString("chat-template", &f.chat_template, "Jinja chat template file, overriding the model's");
   parser.AddInt("block-size", &f.block_size, "tokens per KV cache block (default 16)");
   parser.AddString("kv-cache-memory", &f.kv_cache_memory,
@@ -59,6 +63,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
+  RegisterWeightFlags(parser, f.weights);
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -74,6 +79,8 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
   config->model_dir = f.model;
+  ASSIGN_OR_RETURN(config->load, ToLoadOptions(f.weights));
+  config->tokenizer_dir = f.tokenizer;
   config->threads = static_cast<int>(f.threads);
   config->server.host = f.host;
   config->server.port = static_cast<uint16_t>(f.port);

@@ -5,6 +5,9 @@
 
 #include "apps/byte_size.h"
 #include "base/logging.h"
+#include "gguf/gguf_file.h"
+#include "model/gguf_weights.h"
+#include "tokenizer/gguf_vocab_io.h"
 
 namespace surge {
 namespace {
@@ -31,6 +34,16 @@ std::string ModelNameFromDirectory(const std::string& dir) {
   return name.empty() || name == "." ? "model" : name;
 }
 
+StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
+                                                      const std::string& tokenizer_dir) {
+  if (!tokenizer_dir.empty()) return Tokenizer::FromDirectory(tokenizer_dir);
+  if (IsGgufPath(model)) {
+    ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(model));
+    return TokenizerFromGguf(*file);
+  }
+  return Tokenizer::FromDirectory(model);
+}
+
 ServeRuntime::ServeRuntime(ServeConfig config) : config_(std::move(config)) {}
 
 ServeRuntime::~ServeRuntime() { Shutdown(std::chrono::milliseconds(0)); }
@@ -45,8 +58,10 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
 
 Status ServeRuntime::Load() {
   pool_ = std::make_unique<ThreadPool>(config_.threads);
-  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get()));
-  ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromDirectory(config_.model_dir));
+  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
+  LOG(INFO) << "model " << config_.model_dir << ": weights " << LoadOptionsName(config_.load) << ", "
+            << model_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
+  ASSIGN_OR_RETURN(tokenizer_, LoadTokenizerFor(config_.model_dir, config_.tokenizer_dir));
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
   if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;

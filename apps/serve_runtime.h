@@ -18,7 +18,9 @@
 namespace surge {
 
 struct ServeConfig {
-  std::string model_dir;
+  std::string model_dir;       // a Hugging Face directory or a .gguf file
+  std::string tokenizer_dir;   // "": the model's own tokenizer
+  LoadOptions load;            // weight format (--dtype / --quantize)
   ServerOptions server;        // served_model_name "" means the model directory's name;
                                // max_model_len 0 means the model's max_position_embeddings
   EngineOptions engine;        // kv_cache_bytes 0 means kv_cache_fraction of free memory,
@@ -54,6 +56,12 @@ class ServeRuntime {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OpenAiServer> server_;
 };
+
+// The tokenizer for `model` (a directory or .gguf file): from `tokenizer_dir` when given,
+// else from the model directory. A .gguf without --tokenizer gets UNIMPLEMENTED until
+// the tokenizer reads GGUF metadata (tokenizer.ggml.*).
+StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
+                                                      const std::string& tokenizer_dir);
 
 // "models/stories260K/" -> "stories260K".
 std::string ModelNameFromDirectory(const std::string& dir);

@@ -5,6 +5,9 @@
 // (none | int8 | int4, with SURGE_BENCH_GROUP_SIZE, default 32), so that decode
 // ms/token can be compared per format:
 //   SURGE_BENCH_MODEL=/tmp/llama110m SURGE_BENCH_QUANTIZE=int4 build-kern/generate_bench
+// SURGE_BENCH_MODEL may be a .gguf file (each tensor keeps its file's format; Q8_0/Q6_K
+// become SURGE_BENCH_GGUF_WIDE: int8 (default) | bf16 | f32):
+//   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -35,6 +38,11 @@ LoadOptions BenchLoadOptions() {
                      : quantize == "int4" ? Quantization::kInt4
                                           : Quantization::kNone;
   options.group_size = std::stoi(Env("SURGE_BENCH_GROUP_SIZE", "32"));
+  const std::string wide = Env("SURGE_BENCH_GGUF_WIDE", "int8");
+  CHECK(wide == "int8" || wide == "bf16" || wide == "f32") << "SURGE_BENCH_GGUF_WIDE=" << wide;
+  options.gguf_wide_quant_dtype = wide == "int8"   ? WeightDType::kInt8
+                                  : wide == "bf16" ? WeightDType::kBF16
+                                                   : WeightDType::kF32;
   return options;
 }
 
@@ -51,7 +59,9 @@ Model& BenchModel() {
 
 // Labels a run with the weight format and the bytes one decode step streams.
 void Describe(benchmark::State& state, const Model& model) {
-  state.SetLabel(LoadOptionsName(model.load_options()));
+  const std::string path = Env("SURGE_BENCH_MODEL", "");
+  state.SetLabel(path.ends_with(".gguf") ? path.substr(path.find_last_of('/') + 1)
+                                         : LoadOptionsName(model.load_options()));
   state.counters["weight_MB"] = model.linear_weight_bytes() / 1e6;
 }
 
@@ -101,7 +111,7 @@ void BM_Prefill(benchmark::State& state) {
       static_cast<double>(prompt.size()) * state.iterations(), benchmark::Counter::kIsRate);
   Describe(state, model);
 }
-BENCHMARK(BM_Prefill)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill)->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace surge

@@ -166,14 +166,49 @@ void PackedWeight::PackInt4Row(const float* src, int64_t lane, uint8_t* panel) c
   for (int64_t g = 0; g * group < cols; ++g) {
     const int64_t n = std::min(group, cols - g * group);
     const Int4Group params = QuantizeInt4Group(src + g * group, n, q);
-    uint8_t* block = panel + g * Int4BlockBytes(static_cast<int32_t>(group));
-    for (int64_t k = 0; k < n; ++k) {
-      const NibbleSlot slot = Int4Slot(lane, k);
-      block[slot.byte] |= slot.high ? static_cast<uint8_t>(q[k] << 4) : q[k];
-    }
-    std::memcpy(block + group * 8 + lane * 2, &params.scale_f16, 2);
-    std::memcpy(block + group * 8 + 32 + lane * 2, &params.min_f16, 2);
+    PutInt4Group(q, n, params, lane, g, panel);
   }
+}
+
+void PackedWeight::PutInt4Group(const uint8_t* q, int64_t n, Int4Group params, int64_t lane,
+                                int64_t group_index, uint8_t* panel) const {
+  const int64_t group = matrix_.group_size;
+  uint8_t* block = panel + group_index * Int4BlockBytes(static_cast<int32_t>(group));
+  for (int64_t k = 0; k < n; ++k) {
+    const NibbleSlot slot = Int4Slot(lane, k);
+    block[slot.byte] |= slot.high ? static_cast<uint8_t>(q[k] << 4) : q[k];
+  }
+  std::memcpy(block + group * 8 + lane * 2, &params.scale_f16, 2);
+  std::memcpy(block + group * 8 + 32 + lane * 2, &params.min_f16, 2);
+}
+
+PackedWeight PackedWeight::PackInt4Groups(const uint8_t* q, const Int4Group* groups,
+                                          int64_t rows, int64_t cols, int32_t group_size,
+                                          ThreadPool* pool) {
+  CHECK(rows > 0 && cols > 0 && (group_size == 32 || group_size == 64 || group_size == 128) &&
+        cols % group_size == 0)
+      << "PackInt4Groups: " << rows << "x" << cols << " in groups of " << group_size;
+  PackedWeight packed;
+  packed.Allocate({WeightDType::kInt4, group_size}, rows, cols);
+  const int64_t num_groups = cols / group_size;
+  auto pack = [&](int64_t begin, int64_t end) {
+    for (int64_t panel = begin; panel < end; ++panel) {
+      uint8_t* out = packed.data_.get() + panel * packed.matrix_.panel_bytes;
+      for (int64_t lane = 0; lane < kPanelRows && panel * kPanelRows + lane < rows; ++lane) {
+        const int64_t row = panel * kPanelRows + lane;
+        for (int64_t g = 0; g < num_groups; ++g) {
+          packed.PutInt4Group(q + row * cols + g * group_size, group_size,
+                              groups[row * num_groups + g], lane, g, out);
+        }
+      }
+    }
+  };
+  if (pool == nullptr) {
+    pack(0, packed.matrix_.num_panels());
+  } else {
+    pool->ParallelFor(packed.matrix_.num_panels(), pack);
+  }
+  return packed;
 }
 
 float PackedWeight::Element(int64_t row, int64_t col) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/thread_pool.h"
+#include "kernels/weight_codec.h"
 #include "kernels/weight_matrix.h"
 
 namespace surge {
@@ -38,6 +39,12 @@ class PackedWeight {
   static PackedWeight Pack(const float* w, int64_t rows, int64_t cols, WeightFormat format,
                            ThreadPool* pool = nullptr);
 
+  // Packs already-quantized int4 weights (GGUF Q4_0/Q4_K repacked, kernels/gguf_blocks.h)
+  // without requantizing: q [rows, cols] in [0, 15] and groups [rows, cols / group_size],
+  // w = scale * q + min. cols must be a multiple of group_size (32, 64 or 128).
+  static PackedWeight PackInt4Groups(const uint8_t* q, const Int4Group* groups, int64_t rows,
+                                     int64_t cols, int32_t group_size, ThreadPool* pool = nullptr);
+
   // Bytes of one panel of 16 rows in this layout (a multiple of 64).
   static int64_t PanelBytes(WeightFormat format, int64_t cols);
 
@@ -61,6 +68,8 @@ class PackedWeight {
   void PackBf16Row(const float* src, int64_t lane, uint8_t* panel) const;
   void PackInt8Row(const float* src, int64_t row, int64_t lane, uint8_t* panel);
   void PackInt4Row(const float* src, int64_t lane, uint8_t* panel) const;
+  void PutInt4Group(const uint8_t* q, int64_t n, Int4Group params, int64_t lane, int64_t group,
+                    uint8_t* panel) const;
   float Element(int64_t row, int64_t col) const;
 
   WeightBuffer data_;              // [num_panels, panel_bytes]

@@ -22,7 +22,7 @@
 
 namespace surge {
 
-class WeightStore;
+class WeightSource;
 
 // Storage of the linear layers (q/k/v, o_proj, gate/up, down, lm_head); embeddings and
 // norms stay f32 (the gather and the norms want f32 rows). Activations are f32
@@ -38,6 +38,11 @@ struct LoadOptions {
   // stories260K, int4-g32 perplexity is +3.7% over f32 with an int8 lm_head, +7% with
   // an int4 one (docs/PERF.md).
   bool int4_lm_head = false;
+  // GGUF only: what Q8_0 and Q6_K tensors become -- kInt8 (requantized per output row,
+  // the default: measured in docs/PERF.md) or kBF16/kF32 (dequantized). Q4_0/Q4_K are
+  // repacked as int4-g32 without requantizing; F32/F16/BF16 tensors take dtype/quantize
+  // above like a Hugging Face model's.
+  WeightDType gguf_wide_quant_dtype = WeightDType::kInt8;
 };
 
 // "f32", "bf16", "int8", "int4-g32", ...: the format LoadOptions select.
@@ -59,6 +64,9 @@ class Model {
   // (InvalidArgument for a bad combination). Errors name the missing or mis-shaped
   // tensor. `pool` (borrowed, must outlive the model) runs the matmuls and attention;
   // null means single-threaded.
+  // `model_dir` may also be a .gguf file (llama/qwen2; see model/gguf_weights.h): the
+  // config comes from its metadata and each linear layer keeps the format its blocks map
+  // to (LoadOptions::gguf_wide_quant_dtype).
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool,
                                                const LoadOptions& options = {});
 
@@ -109,14 +117,18 @@ class Model {
   };
 
   Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options);
-  Status LoadWeights(const WeightStore& store);
-  Status LoadLayer(const WeightStore& store, int64_t index, Layer& layer);
+  static StatusOr<std::unique_ptr<Model>> LoadGguf(const std::string& path, ThreadPool* pool,
+                                                   const LoadOptions& options);
+  Status LoadWeights(const WeightSource& store);
+  Status LoadLayer(const WeightSource& store, int64_t index, Layer& layer);
   struct Projection {
     std::string name;  // e.g. "model.layers.0.self_attn.q_proj"
     int64_t out_features;
   };
-  // Stacks the parts' rows and packs them in `format` (default: LinearFormat()).
-  Status LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
+  // Stacks the parts' rows and packs them: float data in `format` (default:
+  // LinearFormat()), quantized GGUF data in the format its blocks map to (the widest
+  // of the parts' formats when they differ, e.g. a Q6_K attn_v beside Q4_K q/k).
+  Status LoadLinear(const WeightSource& store, const std::vector<Projection>& parts,
                     int64_t in_features, bool has_bias, Linear& linear,
                     std::optional<WeightFormat> format = std::nullopt);
 

@@ -7,6 +7,7 @@
 
 #include "kernels/rope.h"
 #include "model/model.h"
+#include "model/gguf_weights.h"
 #include "model/weight_store.h"
 
 namespace surge {
@@ -54,6 +55,58 @@ RopeParams RopeParamsFor(const ModelConfig& c) {
 
 std::string LayerPrefix(int64_t index) { return "model.layers." + std::to_string(index) + "."; }
 
+int WidthRank(WeightDType dtype) {
+  switch (dtype) {
+    case WeightDType::kInt4: return 0;
+    case WeightDType::kInt8: return 1;
+    case WeightDType::kBF16: return 2;
+    case WeightDType::kF32: return 3;
+  }
+  return 3;
+}
+
+// Packs the stacked rows of `parts`. All int4 groups: repacked as they are. Otherwise
+// every part goes to f32 and the stack is packed in the widest of the parts' formats
+// (float parts count as `float_format`).
+PackedWeight PackParts(std::vector<LinearWeightData>& parts, WeightFormat float_format,
+                       ThreadPool* pool) {
+  int64_t rows = 0;
+  const int64_t cols = parts[0].cols;
+  bool all_int4 = true;
+  WeightFormat format = parts[0].native.value_or(float_format);
+  for (const LinearWeightData& part : parts) {
+    rows += part.rows;
+    all_int4 = all_int4 && part.is_int4();
+    const WeightFormat f = part.native.value_or(float_format);
+    if (WidthRank(f.dtype) > WidthRank(format.dtype)) format = f;
+  }
+  // The int8 kernels' int32 sums need K <= 65536 (kernels/packed_weight.h): wider rows
+  // stay bf16.
+  if (format.dtype == WeightDType::kInt8 && cols > 65536) format = {WeightDType::kBF16};
+  if (all_int4) {
+    std::vector<uint8_t> q;            // [rows, cols]
+    std::vector<Int4Group> groups;     // [rows, cols / 32]
+    for (const LinearWeightData& part : parts) {
+      q.insert(q.end(), part.int4_q.begin(), part.int4_q.end());
+      groups.insert(groups.end(), part.int4_groups.begin(), part.int4_groups.end());
+    }
+    return PackedWeight::PackInt4Groups(q.data(), groups.data(), rows, cols, 32, pool);
+  }
+  std::vector<float> stacked;  // [rows, cols]
+  stacked.reserve(rows * cols);
+  for (LinearWeightData& part : parts) {
+    if (part.is_int4()) {
+      for (int64_t i = 0; i < part.rows * cols; ++i) {
+        stacked.push_back(DequantizeInt4(part.int4_groups[i / 32], part.int4_q[i]));
+      }
+    } else {
+      stacked.insert(stacked.end(), part.f32.begin(), part.f32.end());
+    }
+    part = LinearWeightData{};  // free as we go
+  }
+  return PackedWeight::Pack(stacked.data(), rows, cols, format, pool);
+}
+
 Status ValidateOptions(const LoadOptions& o) {
   if (o.dtype != WeightDType::kF32 && o.dtype != WeightDType::kBF16) {
     return InvalidArgumentError(
@@ -91,6 +144,7 @@ Model::Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options)
 StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, ThreadPool* pool,
                                              const LoadOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
+  if (IsGgufPath(model_dir)) return LoadGguf(model_dir, pool, options);
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(model_dir));
   RETURN_IF_ERROR(ValidateForForward(config).WithContext(model_dir + "/config.json"));
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(model_dir));
@@ -109,7 +163,7 @@ KvLayout Model::kv_layout(int32_t block_size, KvDType dtype) const {
   return layout;
 }
 
-Status Model::LoadWeights(const WeightStore& store) {
+Status Model::LoadWeights(const WeightSource& store) {
   const int64_t hidden = config_.hidden_size, vocab = config_.vocab_size;
   inv_freq_ = RopeInvFrequencies(RopeParamsFor(config_));
   ASSIGN_OR_RETURN(embed_tokens_, store.LoadF32("model.embed_tokens.weight", {vocab, hidden}));
@@ -119,13 +173,13 @@ Status Model::LoadWeights(const WeightStore& store) {
   // Tied (as transformers ties them): the output projection *is* the embedding matrix,
   // even if the file also carries an lm_head.weight. It gets its own packed copy (the
   // gather wants f32 rows; the MatMul wants panels in the load format).
+  // (A GGUF's quantized token_embd keeps its own format, as llama.cpp uses it.)
   if (config_.tie_word_embeddings) {
-    lm_head_.weight =
-        PackedWeight::Pack(embed_tokens_.data(), vocab, hidden, LmHeadFormat(), pool_);
-    return OkStatus();
+    return LoadLinear(store, {{"model.embed_tokens", vocab}}, hidden, /*has_bias=*/false,
+                      lm_head_, LmHeadFormat());
   }
   if (!store.Contains("lm_head.weight")) {
-    return NotFoundError(store.dir() +
+    return NotFoundError(store.source_name() +
                          ": no tensor 'lm_head.weight' and tie_word_embeddings is false");
   }
   return LoadLinear(store, {{"lm_head", vocab}}, hidden, /*has_bias=*/false, lm_head_,
@@ -160,7 +214,7 @@ int64_t Model::linear_weight_bytes() const {
   return bytes;
 }
 
-Status Model::LoadLayer(const WeightStore& store, int64_t index, Layer& layer) {
+Status Model::LoadLayer(const WeightSource& store, int64_t index, Layer& layer) {
   const std::string p = LayerPrefix(index);
   const int64_t hidden = config_.hidden_size;
   ASSIGN_OR_RETURN(layer.input_norm, store.LoadF32(p + "input_layernorm.weight", {hidden}));
@@ -182,25 +236,22 @@ Status Model::LoadLayer(const WeightStore& store, int64_t index, Layer& layer) {
 
 // Loads each part (NAME.weight, and NAME.bias when has_bias), stacks their rows in order
 // and packs them into one Linear in the load format.
-Status Model::LoadLinear(const WeightStore& store, const std::vector<Projection>& parts,
+Status Model::LoadLinear(const WeightSource& store, const std::vector<Projection>& parts,
                          int64_t in_features, bool has_bias, Linear& linear,
                          std::optional<WeightFormat> format) {
   linear = Linear{};
-  std::vector<float> stacked;  // [sum of out_features, in_features]
-  int64_t out_features = 0;
+  std::vector<LinearWeightData> data;
   for (const Projection& part : parts) {
-    ASSIGN_OR_RETURN(std::vector<float> weight,
-                     store.LoadF32(part.name + ".weight", {part.out_features, in_features}));
-    stacked.insert(stacked.end(), weight.begin(), weight.end());
+    ASSIGN_OR_RETURN(LinearWeightData weight,
+                     store.LoadLinearWeight(part.name, part.out_features, in_features));
+    data.push_back(std::move(weight));
     if (has_bias) {
       ASSIGN_OR_RETURN(std::vector<float> bias,
                        store.LoadF32(part.name + ".bias", {part.out_features}));
       linear.bias.insert(linear.bias.end(), bias.begin(), bias.end());
     }
-    out_features += part.out_features;
   }
-  linear.weight = PackedWeight::Pack(stacked.data(), out_features, in_features,
-                                     format.value_or(LinearFormat()), pool_);
+  linear.weight = PackParts(data, format.value_or(LinearFormat()), pool_);
   return OkStatus();
 }
 

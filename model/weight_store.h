@@ -12,6 +12,7 @@
 #include "base/mapped_file.h"
 #include "base/status.h"
 #include "model/tensor_dtype.h"
+#include "model/weight_source.h"
 
 namespace surge {
 
@@ -29,7 +30,7 @@ struct TensorView {
   int64_t num_elements() const;
 };
 
-class WeightStore {
+class WeightStore : public WeightSource {
  public:
   // Opens DIR/model.safetensors, or DIR/model.safetensors.index.json and its shards.
   // Validates every header completely (dtype, shape, offsets in range and not overlapping)
@@ -38,7 +39,8 @@ class WeightStore {
 
   // NotFound naming the tensor and the directory when absent.
   StatusOr<TensorView> Get(const std::string& name) const;
-  bool Contains(const std::string& name) const { return tensors_.count(name) > 0; }
+  bool Contains(const std::string& name) const override { return tensors_.count(name) > 0; }
+  const std::string& source_name() const override { return dir_; }
   std::vector<std::string> Names() const;  // sorted
   size_t num_tensors() const { return tensors_.size(); }
   const std::string& dir() const { return dir_; }
@@ -46,7 +48,7 @@ class WeightStore {
   // Converts a tensor to f32 after checking that its shape equals `expected_shape`.
   // The error names the tensor, its file, and both shapes.
   StatusOr<std::vector<float>> LoadF32(const std::string& name,
-                                       const std::vector<int64_t>& expected_shape) const;
+                                       const std::vector<int64_t>& expected_shape) const override;
 
  private:
   WeightStore() = default;

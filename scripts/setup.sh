@@ -34,7 +34,7 @@ if [ -f tests/node/package.json ]; then
   stamp=tests/node/node_modules/.surge-installed
   if [ ! -f "$stamp" ] || [ tests/node/package-lock.json -nt "$stamp" ]; then
     echo "setup: installing npm test packages"
-    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    (cd tests/node && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
     touch "$stamp"
   fi
 fi

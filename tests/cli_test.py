@@ -79,6 +79,40 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(proc.stdout, "", args)
 
 
+class ConvertTest(unittest.TestCase):
+    def test_converted_gguf_generates_the_goldens(self):
+        goldens = json.load(open(os.path.join(MODEL, "goldens.json")))
+        with tempfile.TemporaryDirectory() as tmp:
+            for gguf_type in ("f32", "q8_0"):
+                path = os.path.join(tmp, f"stories.{gguf_type}.gguf")
+                proc = run("convert", MODEL, path, "--type", gguf_type)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                case = goldens["cases"][0]
+                proc = run("generate", "--model", path, "--tokenizer", MODEL,
+                           "--prompt", case["prompt"], "--max-tokens", "32", "--json")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                out = json.loads(proc.stdout)
+                if gguf_type == "f32":  # same weights, same kernels: the same tokens
+                    self.assertEqual(out["output_token_ids"], case["output_ids"][:32])
+                else:
+                    self.assertEqual(len(out["output_token_ids"]), 32)
+
+    def test_convert_errors(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = run("convert", MODEL, os.path.join(tmp, "x.gguf"), "--type", "q5_k")
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("unknown GGUF type 'q5_k'", proc.stderr)
+            proc = run("convert", os.path.join(tmp, "missing"), os.path.join(tmp, "x.gguf"))
+            self.assertEqual(proc.returncode, 1)
+            self.assertIn("config.json", proc.stderr)
+            broken = os.path.join(tmp, "broken.gguf")
+            open(broken, "wb").write(b"GGUF\x03\x00\x00\x00" + b"\xff" * 16)
+            proc = run("generate", "--model", broken, "--tokenizer", MODEL, "--prompt", "x")
+            self.assertEqual(proc.returncode, 1)
+            self.assertIn("broken.gguf", proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+
 class TokenizeTest(unittest.TestCase):
     def test_encode_decode_roundtrip_with_tokenizer_files_only(self):
         with tempfile.TemporaryDirectory() as tmp:

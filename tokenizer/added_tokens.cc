@@ -1,6 +1,8 @@
 #include "tokenizer/added_tokens.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 
 #include <unicode/uchar.h>
 
@@ -24,8 +26,8 @@ char32_t CodePointBefore(std::string_view text, size_t pos) {
 }  // namespace
 
 AddedTokenMatcher::AddedTokenMatcher(
-    const std::vector<std::pair<std::string, const AddedToken*>>& entries)
-    : nodes_(1) {
+    const std::vector<std::pair<std::string, const AddedToken*>>& entries, AddedTokenOrder order)
+    : order_(order), nodes_(1) {
   for (const auto& [text, token] : entries) {
     if (text.empty()) continue;
     int32_t node = 0;
@@ -71,8 +73,7 @@ std::pair<const AddedToken*, size_t> AddedTokenMatcher::MatchAt(std::string_view
   return best;
 }
 
-void AddedTokenMatcher::Split(std::string_view text, std::vector<Section>* sections) const {
-  const size_t first = sections->size();
+void AddedTokenMatcher::SplitLeftmostLongest(std::string_view text, std::vector<Section>* sections) const {
   size_t start = 0;
   for (size_t pos = 0; pos < text.size();) {
     if (!first_byte_[static_cast<uint8_t>(text[pos])]) {
@@ -90,6 +91,52 @@ void AddedTokenMatcher::Split(std::string_view text, std::vector<Section>* secti
     start = pos;
   }
   if (start < text.size()) sections->push_back({text.substr(start), nullptr});
+}
+
+void AddedTokenMatcher::SplitLongestFirst(std::string_view text, std::vector<Section>* sections) const {
+  struct Occurrence {
+    size_t pos;
+    size_t length;
+    const AddedToken* token;
+  };
+  std::vector<Occurrence> occurrences;  // every token at every position
+  for (size_t pos = 0; pos < text.size(); ++pos) {
+    if (!first_byte_[static_cast<uint8_t>(text[pos])]) continue;
+    int32_t node = 0;
+    for (size_t i = pos; i < text.size(); ++i) {
+      node = Child(node, static_cast<uint8_t>(text[i]));
+      if (node < 0) break;
+      if (nodes_[node].token != nullptr) occurrences.push_back({pos, i + 1 - pos, nodes_[node].token});
+    }
+  }
+  // llama.cpp's order: longer tokens first; one token's occurrences left to right.
+  std::sort(occurrences.begin(), occurrences.end(), [](const Occurrence& a, const Occurrence& b) {
+    if (a.length != b.length) return a.length > b.length;
+    return a.token->id != b.token->id ? a.token->id < b.token->id : a.pos < b.pos;
+  });
+  std::map<size_t, Occurrence> taken;  // by position; never overlapping
+  for (const Occurrence& occurrence : occurrences) {
+    auto next = taken.lower_bound(occurrence.pos);
+    if (next != taken.end() && next->first < occurrence.pos + occurrence.length) continue;
+    if (next != taken.begin() && std::prev(next)->first + std::prev(next)->second.length > occurrence.pos) continue;
+    taken.emplace(occurrence.pos, occurrence);
+  }
+  size_t start = 0;
+  for (const auto& [pos, occurrence] : taken) {
+    if (pos > start) sections->push_back({text.substr(start, pos - start), nullptr});
+    sections->push_back({text.substr(pos, occurrence.length), occurrence.token});
+    start = pos + occurrence.length;
+  }
+  if (start < text.size()) sections->push_back({text.substr(start), nullptr});
+}
+
+void AddedTokenMatcher::Split(std::string_view text, std::vector<Section>* sections) const {
+  const size_t first = sections->size();
+  if (order_ == AddedTokenOrder::kLongestFirst) {
+    SplitLongestFirst(text, sections);
+  } else {
+    SplitLeftmostLongest(text, sections);
+  }
   for (size_t i = first; i < sections->size(); ++i) {
     const AddedToken* token = (*sections)[i].token;
     if (token == nullptr) continue;

@@ -25,12 +25,21 @@ struct Section {
   const AddedToken* token = nullptr;
 };
 
+// Which match wins where added tokens overlap.
+enum class AddedTokenOrder {
+  kLeftmostLongest,  // tokenizers.js: scan left to right, longest token at each position
+  // llama.cpp (tokenizer_st_partition): the longest token first, all its occurrences left
+  // to right, then the next longest in what is left (equal lengths by increasing id).
+  kLongestFirst,
+};
+
 class AddedTokenMatcher {
  public:
   // Each entry is the text to find and the token it stands for (its content, or its
   // normalized content for tokens matched after normalization). Tokens must outlive the
   // matcher.
-  explicit AddedTokenMatcher(const std::vector<std::pair<std::string, const AddedToken*>>& entries);
+  explicit AddedTokenMatcher(const std::vector<std::pair<std::string, const AddedToken*>>& entries,
+                             AddedTokenOrder order = AddedTokenOrder::kLeftmostLongest);
 
   bool empty() const { return nodes_.size() == 1; }
   // Splits `text` into sections in order. At each position the longest token that matches
@@ -48,7 +57,11 @@ class AddedTokenMatcher {
   int32_t Child(int32_t node, uint8_t byte) const;
   // The longest acceptable token starting at `pos` (nullptr if none) and its length.
   std::pair<const AddedToken*, size_t> MatchAt(std::string_view text, size_t pos) const;
+  // The two orders' Split, before lstrip/rstrip.
+  void SplitLeftmostLongest(std::string_view text, std::vector<Section>* sections) const;
+  void SplitLongestFirst(std::string_view text, std::vector<Section>* sections) const;
 
+  AddedTokenOrder order_;
   std::vector<Node> nodes_;    // [0] is the root
   bool first_byte_[256] = {};  // bytes that can start a token
 };

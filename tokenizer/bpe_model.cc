@@ -1,6 +1,7 @@
 #include "tokenizer/bpe_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "base/utf8.h"
@@ -162,6 +163,38 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::Create(
       continue;
     }
     model->merges_.Insert(*left_id, *right_id, {static_cast<int32_t>(rank), *merged_id});
+  }
+  model->metaspace_split_safe_ = model->ComputeMetaspaceSplitSafe();
+  return model;
+}
+
+std::unique_ptr<BpeModel> BpeModel::CreateFromScores(const Vocab* vocab, std::span<const float> scores,
+                                                     BpeOptions options) {
+  std::unique_ptr<BpeModel> model(new BpeModel(vocab, std::move(options)));
+  // Dense rank of each distinct score, highest first, so that equal scores tie and the
+  // merge loop falls back to the leftmost pair (llama.cpp's llm_bigram_spm order).
+  std::vector<float> distinct;
+  for (float score : scores) distinct.push_back(std::isnan(score) ? -INFINITY : score);
+  std::sort(distinct.begin(), distinct.end(), std::greater<>());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  auto rank_of = [&](float score) {
+    if (std::isnan(score)) score = -INFINITY;
+    return static_cast<int32_t>(std::lower_bound(distinct.begin(), distinct.end(), score, std::greater<>()) -
+                                distinct.begin());
+  };
+  model->merges_.Reserve(vocab->token_to_id.size() * 2);
+  for (int32_t id = 0; id < vocab->size() && id < static_cast<int32_t>(scores.size()); ++id) {
+    if (!vocab->has_token[id]) continue;
+    const std::string& token = vocab->id_to_token[id];
+    if (token.empty()) continue;
+    const int32_t rank = rank_of(scores[id]);
+    // Every cut of the token at a character boundary into two tokens is a merge.
+    for (size_t cut = Utf8SequenceLength(static_cast<uint8_t>(token[0])); cut < token.size();
+         cut += Utf8SequenceLength(static_cast<uint8_t>(token[cut]))) {
+      auto left = vocab->Find(std::string_view(token).substr(0, cut));
+      auto right = vocab->Find(std::string_view(token).substr(cut));
+      if (left && right) model->merges_.Insert(*left, *right, {rank, id});
+    }
   }
   model->metaspace_split_safe_ = model->ComputeMetaspaceSplitSafe();
   return model;

@@ -82,6 +82,11 @@ class BpeModel {
   static StatusOr<std::unique_ptr<BpeModel>> Create(
       const Vocab* vocab, const std::vector<std::pair<std::string, std::string>>& merges,
       BpeOptions options, int* num_dropped_merges);
+  // SentencePiece-style BPE as llama.cpp runs it for "llama" GGUF vocabularies: any two
+  // adjacent symbols whose concatenation is a token may merge, the highest-scoring result
+  // first and, among equal scores, the leftmost pair. `scores` is [vocab->size()].
+  static std::unique_ptr<BpeModel> CreateFromScores(const Vocab* vocab, std::span<const float> scores,
+                                                    BpeOptions options);
 
   // Appends the ids of `words` (pre-tokens, valid UTF-8). With fuse_unk, runs of unk ids
   // across the whole call collapse into one (tokenizers.js fuses per model call).

@@ -95,6 +95,7 @@ int ByteFallbackValue(std::string_view token) {
 
 class ByteFallbackDecoder : public Decoder {
  public:
+  explicit ByteFallbackDecoder(bool drop_leading_bom) : drop_leading_bom_(drop_leading_bom) {}
   void DecodeChain(std::vector<std::string>* tokens, bool* incomplete_tail) const override {
     std::vector<std::string> out;
     std::string bytes;
@@ -115,13 +116,15 @@ class ByteFallbackDecoder : public Decoder {
 
  private:
   // tokenizers.js decodes each run with a default TextDecoder, which drops a leading
-  // byte-order mark; we do the same so that both decode alike.
-  static std::string DecodeRun(std::string_view bytes, bool* incomplete_tail) {
-    if (bytes.starts_with("\xEF\xBB\xBF")) bytes.remove_prefix(3);
+  // byte-order mark; we do the same so that both decode alike (unless told not to).
+  std::string DecodeRun(std::string_view bytes, bool* incomplete_tail) const {
+    if (drop_leading_bom_ && bytes.starts_with("\xEF\xBB\xBF")) bytes.remove_prefix(3);
     std::string text;
     *incomplete_tail = AppendUtf8Lossy(bytes, &text);
     return text;
   }
+
+  bool drop_leading_bom_;
 };
 
 class FuseDecoder : public Decoder {
@@ -197,7 +200,9 @@ std::unique_ptr<Decoder> MakeMetaspaceDecoder(std::string replacement, bool stri
 std::unique_ptr<Decoder> MakeReplaceDecoder(Pattern pattern, std::string content) {
   return std::make_unique<ReplaceDecoder>(std::move(pattern), std::move(content));
 }
-std::unique_ptr<Decoder> MakeByteFallbackDecoder() { return std::make_unique<ByteFallbackDecoder>(); }
+std::unique_ptr<Decoder> MakeByteFallbackDecoder(bool drop_leading_bom) {
+  return std::make_unique<ByteFallbackDecoder>(drop_leading_bom);
+}
 std::unique_ptr<Decoder> MakeFuseDecoder() { return std::make_unique<FuseDecoder>(); }
 std::unique_ptr<Decoder> MakeStripDecoder(std::string content, int start, int stop) {
   return std::make_unique<StripDecoder>(std::move(content), start, stop);

@@ -36,8 +36,10 @@ std::unique_ptr<Decoder> MakeByteLevelDecoder(const TokenSet* added_tokens);
 // false (prepend_scheme "never").
 std::unique_ptr<Decoder> MakeMetaspaceDecoder(std::string replacement, bool strip_first);
 std::unique_ptr<Decoder> MakeReplaceDecoder(Pattern pattern, std::string content);
-// Runs of <0xNN> tokens -> UTF-8 (ill-formed bytes become U+FFFD).
-std::unique_ptr<Decoder> MakeByteFallbackDecoder();
+// Runs of <0xNN> tokens -> UTF-8 (ill-formed bytes become U+FFFD). With
+// `drop_leading_bom`, a byte-order mark that starts a run is dropped, as tokenizers.js's
+// TextDecoder does (llama.cpp and the Rust crate keep it).
+std::unique_ptr<Decoder> MakeByteFallbackDecoder(bool drop_leading_bom = true);
 // All tokens -> one.
 std::unique_ptr<Decoder> MakeFuseDecoder();
 // Removes up to `start` leading and `stop` trailing `content` characters of each token.

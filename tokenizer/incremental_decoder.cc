@@ -84,7 +84,7 @@ std::string IncrementalDecoder::Release(std::string raw, bool flush) {
   if (!state_.clean_up_tokenization_spaces) return raw;
   held_raw_ += raw;
   size_t cut = flush ? held_raw_.size() : SafeCleanUpCut(held_raw_);
-  std::string out = CleanUpTokenizationSpaces(std::string_view(held_raw_).substr(0, cut));
+  std::string out = state_.CleanUp(std::string_view(held_raw_).substr(0, cut));
   held_raw_.erase(0, cut);
   return out;
 }

@@ -42,6 +42,7 @@ void TokenizerState::EncodeSection(const Section& section, int section_index,
 
 bool TokenizerState::Visible(int32_t id, bool skip_special_tokens) const {
   if (id < 0 || id >= vocab.size() || !vocab.has_token[id]) return false;
+  if (!never_shown.empty() && never_shown[id]) return false;
   return !(skip_special_tokens && is_special[id]);
 }
 
@@ -66,8 +67,12 @@ std::string TokenizerState::FinishDecode(std::string text, bool skip_special_tok
     text = ReplaceAll(text, end_of_word_suffix, " ");
     if (skip_special_tokens) text = std::string(TrimJsWhitespaceEnd(TrimJsWhitespaceStart(text)));
   }
-  if (clean_up_tokenization_spaces) text = CleanUpTokenizationSpaces(text);
+  if (clean_up_tokenization_spaces) text = CleanUp(text);
   return text;
+}
+
+std::string TokenizerState::CleanUp(std::string_view text) const {
+  return llama_cpp_clean_up ? LlamaCppCleanUpSpaces(text) : CleanUpTokenizationSpaces(text);
 }
 
 bool TokenizerState::StreamsByWindow() const {
@@ -82,6 +87,39 @@ std::string CleanUpTokenizationSpaces(std::string_view text) {
   std::string out(text);
   for (const auto& [from, to] : kRules) {
     if (out.find(from) != std::string::npos) out = ReplaceAll(out, from, to);
+  }
+  return out;
+}
+
+std::string LlamaCppCleanUpSpaces(std::string_view text) {
+  // Each pass reads the previous pass's output.
+  std::string in(text), out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {  // " ?", " !", " .", " ," -> drop the space
+    const char c = in[i];
+    if (i > 0 && in[i - 1] == ' ' && (c == '?' || c == '!' || c == '.' || c == ',')) out.pop_back();
+    out += c;
+  }
+  in.swap(out);
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {  // " ' " -> "'"
+    if (i > 0 && in[i] == '\'' && i + 1 < in.size() && in[i - 1] == ' ' && in[i + 1] == ' ') {
+      out.pop_back();
+      out += '\'';
+      in[++i] = '\0';  // the space after it goes too, and no longer counts as a space
+      continue;
+    }
+    out += in[i];
+  }
+  in.swap(out);
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {  // " 's", " 'm", " 're", " 've" -> drop the space
+    if (i > 0 && in[i - 1] == ' ' && in[i] == '\'' && i + 1 < in.size()) {
+      const char next = in[i + 1];
+      const char after = i + 2 < in.size() ? in[i + 2] : '\0';
+      if (next == 's' || next == 'm' || ((next == 'r' || next == 'v') && after == 'e')) out.pop_back();
+    }
+    out += in[i];
   }
   return out;
 }

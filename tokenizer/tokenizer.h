@@ -19,6 +19,7 @@
 
 namespace surge {
 
+struct GgufVocab;
 struct TokenizerState;
 
 class Tokenizer {
@@ -31,6 +32,12 @@ class Tokenizer {
   static StatusOr<std::unique_ptr<Tokenizer>> FromJson(const std::string& tokenizer_json,
                                                       const std::string& config_json,
                                                       const std::string& source_name);
+  // From the `tokenizer.ggml.*` metadata of a GGUF file (gguf_vocab.h), with llama.cpp's
+  // semantics: its pre-tokenizer regexes, SentencePiece merging by score, special tokens
+  // by token type, and add_bos_token / add_eos_token applied by Encode. `source_name`
+  // (the file) prefixes every error message.
+  static StatusOr<std::unique_ptr<Tokenizer>> FromGgufVocab(const GgufVocab& vocab,
+                                                           const std::string& source_name);
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;
   Tokenizer& operator=(const Tokenizer&) = delete;
@@ -50,7 +57,9 @@ class Tokenizer {
   const std::string& bos_token() const;  // "" when none
   const std::string& eos_token() const;  // the tokenizer_config.json one; "" when none
   // tokenizer_config.json's add_bos_token / add_eos_token. Encode does not apply them:
-  // the post-processor in tokenizer.json decides (as in both reference libraries).
+  // the post-processor in tokenizer.json decides (as in both reference libraries). For a
+  // GGUF tokenizer they are tokenizer.ggml.add_bos_token / add_eos_token, which Encode
+  // applies (as llama.cpp does).
   bool add_bos_token() const;
   bool add_eos_token() const;
   bool IsSpecial(int32_t id) const;

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -59,8 +61,37 @@ std::string Path(const std::string& relative) {
   return (std::filesystem::path(SURGE_SOURCE_ROOT) / relative).string();
 }
 
+// "gguf:DIR" builds the tokenizer from DIR converted to GGUF metadata (as llama.cpp's
+// converter would), else from DIR/tokenizer.json.
+StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& spec) {
+  if (!spec.starts_with("gguf:")) return Tokenizer::FromDirectory(Path(spec));
+  ASSIGN_OR_RETURN(GgufVocab vocab, GgufVocabFromHfDirectory(Path(spec.substr(5))));
+  return Tokenizer::FromGgufVocab(vocab, spec);
+}
+
+// Building the tokenizer: from tokenizer.json, or from GGUF metadata already in memory.
+void BM_Load(benchmark::State& state, std::string spec) {
+  std::optional<GgufVocab> vocab;
+  if (spec.starts_with("gguf:")) {
+    auto converted = GgufVocabFromHfDirectory(Path(spec.substr(5)));
+    if (!converted.ok()) {
+      state.SkipWithError(converted.status().ToString().c_str());
+      return;
+    }
+    vocab = std::move(*converted);
+  }
+  for (auto _ : state) {
+    auto tokenizer = vocab ? Tokenizer::FromGgufVocab(*vocab, spec) : Tokenizer::FromDirectory(Path(spec));
+    if (!tokenizer.ok()) {
+      state.SkipWithError(tokenizer.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(tokenizer->get());
+  }
+}
+
 void BM_Encode(benchmark::State& state, std::string dir) {
-  auto tokenizer = Tokenizer::FromDirectory(Path(dir));
+  auto tokenizer = Load(dir);
   if (!tokenizer.ok()) {
     state.SkipWithError(tokenizer.status().ToString().c_str());
     return;
@@ -81,7 +112,7 @@ void BM_Encode(benchmark::State& state, std::string dir) {
 }
 
 void BM_Decode(benchmark::State& state, std::string dir) {
-  auto tokenizer = Tokenizer::FromDirectory(Path(dir));
+  auto tokenizer = Load(dir);
   if (!tokenizer.ok()) {
     state.SkipWithError(tokenizer.status().ToString().c_str());
     return;
@@ -96,7 +127,7 @@ void BM_Decode(benchmark::State& state, std::string dir) {
 }
 
 void BM_IncrementalDecode(benchmark::State& state, std::string dir) {
-  auto tokenizer = Tokenizer::FromDirectory(Path(dir));
+  auto tokenizer = Load(dir);
   if (!tokenizer.ok()) {
     state.SkipWithError(tokenizer.status().ToString().c_str());
     return;
@@ -136,6 +167,12 @@ const bool kRegistered = [] {
         ->Unit(benchmark::kMillisecond)->MinTime(1.0);
     benchmark::RegisterBenchmark(("BM_Decode/" + name).c_str(), BM_Decode, dir)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_IncrementalDecode64KB/" + name).c_str(), BM_IncrementalDecode, dir)
+        ->Unit(benchmark::kMillisecond);
+    // The same tokenizer built from GGUF metadata (tokenizer/README.md, "GGUF").
+    benchmark::RegisterBenchmark(("BM_Encode1MB/" + name + "_gguf").c_str(), BM_Encode, "gguf:" + dir)
+        ->Unit(benchmark::kMillisecond)->MinTime(1.0);
+    benchmark::RegisterBenchmark(("BM_Load/" + name).c_str(), BM_Load, dir)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_Load/" + name + "_gguf").c_str(), BM_Load, "gguf:" + dir)
         ->Unit(benchmark::kMillisecond);
   }
   return true;

@@ -35,8 +35,10 @@ struct TokenizerState {
   std::unique_ptr<Decoder> decoder;               // may be null: tokens joined by ' '
 
   std::vector<uint8_t> is_special;  // [vocab.size()]
+  std::vector<uint8_t> never_shown;  // [vocab.size()] or empty: ids no decode prints (GGUF unused)
   std::string end_of_word_suffix;   // of the model; decoding turns it into ' '
   bool clean_up_tokenization_spaces = true;
+  bool llama_cpp_clean_up = false;  // GGUF: llama.cpp's clean-up rules instead of tokenizers'
 
   int32_t bos_token_id = -1;
   std::string bos_token;
@@ -55,6 +57,8 @@ struct TokenizerState {
   std::string DecodeVisible(std::span<const int32_t> ids, bool* incomplete_tail = nullptr) const;
   // The steps after the chain: end-of-word suffix -> ' ' and clean-up of spaces.
   std::string FinishDecode(std::string text, bool skip_special_tokens) const;
+  // The clean-up of spaces this tokenizer uses (tokenizers' or llama.cpp's).
+  std::string CleanUp(std::string_view text) const;
   // True when IncrementalDecoder can decode a sliding window instead of everything.
   bool StreamsByWindow() const;
 };
@@ -63,5 +67,9 @@ struct TokenizerState {
 // " ' " -> "'", " n't" -> "n't", " 'm" -> "'m", " 's" -> "'s", " 've" -> "'ve",
 // " 're" -> "'re", applied in that order.
 std::string CleanUpTokenizationSpaces(std::string_view text);
+
+// llama.cpp's detokenize clean-up (clean_spaces), three passes: drop the space before
+// ? ! . ,; " ' " -> "'"; drop the space before 's 'm 're 've (not n't, 't, 'd, 'll).
+std::string LlamaCppCleanUpSpaces(std::string_view text);
 
 }  // namespace surge

@@ -14,6 +14,7 @@ The safetensors files are written with struct/json/numpy only (no safetensors pa
   make_tiny_model.py --out /tmp/m --preset llama-110m         # 110M Llama for benchmarks
   make_tiny_model.py --out /tmp/q --model-type qwen2 --dtype bf16 --shards 2
   make_tiny_model.py --out /tmp/r --config '{"rope_scaling": {"rope_type": "llama3", ...}}'
+  make_tiny_model.py --out /tmp/d --preset deepseek-v3-tiny --dtype bf16 --fp8   # MLA + MoE, FP8
 """
 import argparse
 import json
@@ -23,6 +24,8 @@ import struct
 
 import numpy as np
 
+import tiny_deepseek
+
 PRESETS = {
     "tiny": dict(model_type="llama", hidden_size=64, intermediate_size=160, num_hidden_layers=2,
                  num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
@@ -30,6 +33,7 @@ PRESETS = {
     "llama-110m": dict(model_type="llama", hidden_size=768, intermediate_size=2048,
                        num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=12,
                        vocab_size=32000, max_position_embeddings=2048, tie_word_embeddings=False),
+    **tiny_deepseek.PRESETS,
 }
 
 DTYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
@@ -38,6 +42,8 @@ TORCH_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 def build_config(overrides, dtype="F32"):
     """A complete config.json dict: the preset/overrides plus transformers' usual keys."""
+    if overrides.get("model_type", "").startswith("deepseek"):
+        return tiny_deepseek.build_config(dict(overrides), TORCH_DTYPE_NAMES[dtype])
     c = dict(PRESETS["tiny"])
     c.update(overrides)
     qwen = c["model_type"] == "qwen2"
@@ -60,6 +66,8 @@ def build_config(overrides, dtype="F32"):
 
 def tensor_specs(c):
     """(name, shape, kind) for every tensor, in the order transformers lists them."""
+    if c["model_type"].startswith("deepseek"):
+        return tiny_deepseek.tensor_specs(c)
     hidden, inter, head_dim = c["hidden_size"], c["intermediate_size"], c["head_dim"]
     q_size = c["num_attention_heads"] * head_dim
     kv_size = c["num_key_value_heads"] * head_dim
@@ -90,7 +98,7 @@ def tensor_specs(c):
 
 def random_tensor(rng, shape, kind):
     x = rng.standard_normal(shape, dtype=np.float32)
-    if kind == "linear":
+    if kind in ("linear", "router", "head"):
         return x / np.float32(np.sqrt(shape[1]))
     if kind == "norm":
         return np.float32(1.0) + np.float32(0.2) * x
@@ -99,8 +107,17 @@ def random_tensor(rng, shape, kind):
     return x  # embeddings: std 1
 
 
+def file_dtype(name, array, dtype):
+    """The dtype a tensor is stored in: FP8 codes and their block scales keep theirs."""
+    if array.dtype == np.uint8:
+        return "F8_E4M3"
+    return "F32" if name.endswith("_scale_inv") else dtype
+
+
 def encode(array, dtype):
     """Little-endian bytes of a float32 array in the file dtype (BF16 rounds to nearest even)."""
+    if dtype == "F8_E4M3":
+        return array.astype(np.uint8).tobytes()
     if dtype == "F32":
         return array.astype("<f4").tobytes()
     if dtype == "F16":
@@ -114,8 +131,9 @@ def write_safetensors(path, tensors, dtype):
     """tensors: list of (name, float32 array). Header padded with spaces to 8 bytes."""
     header, offset, sizes = {"__metadata__": {"format": "pt"}}, 0, []
     for name, array in tensors:
-        size = array.size * (4 if dtype == "F32" else 2)
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
+        stored = file_dtype(name, array, dtype)
+        size = array.size * {"F32": 4, "F8_E4M3": 1}.get(stored, 2)
+        header[name] = {"dtype": stored, "shape": list(array.shape),
                         "data_offsets": [offset, offset + size]}
         offset += size
         sizes.append(size)
@@ -124,8 +142,8 @@ def write_safetensors(path, tensors, dtype):
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
-        for _, array in tensors:
-            f.write(encode(array, dtype))
+        for name, array in tensors:
+            f.write(encode(array, file_dtype(name, array, dtype)))
     return offset
 
 
@@ -141,12 +159,18 @@ def split_shards(tensors, num_shards):
     return [s for s in shards if s]
 
 
-def make_model(out_dir, overrides=None, dtype="F32", num_shards=1, seed=0, tokenizer_from=None):
+def make_model(out_dir, overrides=None, dtype="F32", num_shards=1, seed=0, tokenizer_from=None,
+               fp8=False):
     """Writes the model directory and returns its config dict."""
     config = build_config(overrides or {}, dtype)
     os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(seed)
-    tensors = [(name, random_tensor(rng, shape, kind)) for name, shape, kind in tensor_specs(config)]
+    specs = tensor_specs(config)
+    tensors = [(name, random_tensor(rng, shape, kind)) for name, shape, kind in specs]
+    if fp8:
+        tensors = to_fp8(tensors, tiny_deepseek.fp8_targets(specs))
+        config["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3",
+                                         "quant_method": "fp8", "weight_block_size": [128, 128]}
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     if num_shards <= 1:
@@ -158,6 +182,18 @@ def make_model(out_dir, overrides=None, dtype="F32", num_shards=1, seed=0, token
             if os.path.exists(os.path.join(tokenizer_from, name)):
                 shutil.copy(os.path.join(tokenizer_from, name), out_dir)
     return config
+
+
+def to_fp8(tensors, targets):
+    """Replaces each target weight by its e4m3fn codes and NAME.weight_scale_inv."""
+    out = []
+    for name, array in tensors:
+        if name not in targets:
+            out.append((name, array))
+            continue
+        codes, scale_inv = tiny_deepseek.quantize_fp8(array)
+        out += [(name, codes), (name + "_scale_inv", scale_inv)]
+    return out
 
 
 def write_shards(out_dir, tensors, dtype, num_shards):
@@ -189,6 +225,9 @@ def parse_args():
     p.add_argument("--mlp-bias", action="store_true", default=None)
     p.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
     p.add_argument("--shards", type=int, default=1, help="number of safetensors files")
+    p.add_argument("--fp8", action="store_true",
+                   help="DeepSeek models: store decoder linear weights as float8_e4m3fn with "
+                        "128x128 block scales, as the official V3/R1 checkpoints do")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tokenizer-from", help="copy tokenizer.json (+ config files) from this directory")
     return p.parse_args()
@@ -209,7 +248,7 @@ def main():
     if args.rope_scaling:
         overrides["rope_scaling"] = json.loads(args.rope_scaling)
     config = make_model(args.out, overrides, DTYPES[args.dtype], args.shards, args.seed,
-                        args.tokenizer_from)
+                        args.tokenizer_from, args.fp8)
     num_params = sum(np.prod(shape) for _, shape, _ in tensor_specs(config))
     print(f"wrote {args.out}: {config['model_type']}, {num_params / 1e6:.2f}M parameters, "
           f"{DTYPES[args.dtype]}, {max(1, args.shards)} file(s)")

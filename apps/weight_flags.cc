@@ -1,0 +1,35 @@
+#include "apps/weight_flags.h"
+
+namespace surge {
+
+void RegisterWeightFlags(FlagParser& parser, WeightFlags& f) {
+  parser.AddString("dtype", &f.dtype, "linear-layer weights when not quantized: f32 (default) | bf16");
+  parser.AddString("quantize", &f.quantize,
+                   "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
+  parser.AddInt("group-size", &f.group_size, "int4 group size along the input: 32 (default) | 64 | 128");
+  parser.AddBool("int4-lm-head", &f.int4_lm_head, "with --quantize int4, make lm_head int4 too (default int8)");
+}
+
+StatusOr<LoadOptions> ToLoadOptions(const WeightFlags& f) {
+  LoadOptions options;
+  if (f.dtype == "bf16") {
+    options.dtype = WeightDType::kBF16;
+  } else if (f.dtype != "f32") {
+    return InvalidArgumentError("--dtype must be f32 or bf16, got '" + f.dtype + "'");
+  }
+  if (f.quantize == "int8") {
+    options.quantize = Quantization::kInt8;
+  } else if (f.quantize == "int4") {
+    options.quantize = Quantization::kInt4;
+  } else if (f.quantize != "none") {
+    return InvalidArgumentError("--quantize must be none, int8 or int4, got '" + f.quantize + "'");
+  }
+  if (f.group_size != 32 && f.group_size != 64 && f.group_size != 128) {
+    return InvalidArgumentError("--group-size must be 32, 64 or 128, got " + std::to_string(f.group_size));
+  }
+  options.group_size = static_cast<int32_t>(f.group_size);
+  options.int4_lm_head = f.int4_lm_head;
+  return options;
+}
+
+}  // namespace surge
