@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string chat_template;
   int64_t block_size = 16;
   std::string kv_cache_memory;
+  std::string kv_cache_dtype = "auto";
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 2048;
   int64_t max_waiting = 1024;
@@ -58,6 +59,8 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("kv-cache-memory", &f.kv_cache_memory,
                    "KV cache size: bytes (2GiB, 512MiB) or a fraction of free memory (0.2); default: "
                    "max-num-seqs full contexts, at most 0.2 of free memory");
+  parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
+                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddInt("max-num-seqs", &f.max_num_seqs, "sequences in one batch (default 256)");
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
   parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");
@@ -107,6 +110,9 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   config->engine.max_num_batched_tokens = static_cast<int32_t>(f.max_num_batched_tokens);
   config->engine.max_waiting = static_cast<int32_t>(f.max_waiting);
   config->engine.kv_cache_bytes = 0;
+  StatusOr<KvDType> kv_dtype = ParseKvDType(f.kv_cache_dtype);
+  if (!kv_dtype.ok()) return InvalidArgumentError("--kv-cache-dtype: " + kv_dtype.status().message());
+  config->engine.kv_dtype = *kv_dtype;
   ASSIGN_OR_RETURN(ByteSize body, ParseByteSize(f.max_body_size, "max-body-size", false));
   config->server.max_body_bytes = static_cast<size_t>(body.bytes);
   if (!f.kv_cache_memory.empty()) {

@@ -36,7 +36,7 @@ std::vector<int32_t> EosTokenIds(const Tokenizer& tokenizer, const ModelConfig& 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& tokenizer,
                                                  const EngineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
-  const KvLayout layout = model.kv_layout(options.block_size);
+  const KvLayout layout = model.kv_layout(options.block_size, options.kv_dtype);
   const int64_t bytes_per_block = static_cast<int64_t>(layout.bytes_per_block());
   const int64_t num_blocks = std::min<int64_t>(options.kv_cache_bytes / bytes_per_block,
                                                std::numeric_limits<int32_t>::max());
@@ -45,8 +45,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
                                 ") is smaller than one KV block (" +
                                 std::to_string(bytes_per_block) + " bytes)");
   }
-  LOG(INFO) << "KV cache: " << num_blocks << " blocks of " << options.block_size << " tokens, "
-            << bytes_per_block / options.block_size << " bytes per token, "
+  LOG(INFO) << "KV cache: " << KvDTypeName(layout.dtype) << ", " << num_blocks << " blocks of "
+            << options.block_size << " tokens, " << layout.bytes_per_token() << " bytes per token, "
             << num_blocks * options.block_size << " tokens fit ("
             << num_blocks * bytes_per_block / (1 << 20) << " MiB); prefix caching "
             << (options.enable_prefix_caching ? "on" : "off");
@@ -62,11 +62,11 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       num_kv_blocks_(num_kv_blocks),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
       eos_token_ids_(EosTokenIds(tokenizer, model.config())),
-      kv_(model.kv_layout(options.block_size), num_kv_blocks,
+      kv_(model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks,
           PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, 0, options.clock}),
       scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
-      runner_(model, options.block_size, num_kv_blocks),
+      runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
       sample_logits_(vocab_size_),
       queue_(options.max_waiting) {
   queue_.PublishStats(CurrentStats(/*ready=*/false));

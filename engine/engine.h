@@ -29,6 +29,7 @@ namespace surge {
 struct EngineOptions {
   int32_t block_size = 16;                    // tokens per KV block
   int64_t kv_cache_bytes = int64_t{1} << 30;  // blocks = bytes / layout.bytes_per_block()
+  KvDType kv_dtype = KvDType::kF32;           // format of the cached K/V rows
   int32_t max_num_seqs = 256;                 // running sequences at once
   int32_t max_num_batched_tokens = 2048;      // tokens per forward pass
   int32_t max_waiting = 1024;                 // queued requests before Submit refuses
