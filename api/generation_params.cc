@@ -1,5 +1,7 @@
 #include "api/generation_params.h"
 
+#include <charconv>
+#include <climits>
 #include <cmath>
 
 #include "base/utf8.h"
@@ -85,6 +87,18 @@ void ReadSampling(FieldReader& reader, GenerationParams* params) {
   if (reader.Int("seed", &seed)) params->seed = seed;
 }
 
+// `priority`: an integer, or a tier name as a string.
+void ReadPriority(FieldReader& reader, int32_t* priority) {
+  const Json* value = reader.Find("priority");
+  if (value == nullptr || !value->is_string()) {
+    reader.IntInRange("priority", INT32_MIN, INT32_MAX, priority);
+    return;
+  }
+  const std::optional<int32_t> parsed = ParsePriority(value->get<std::string>());
+  reader.Require(parsed.has_value(), "priority", std::string("priority must be ") + kPriorityValues);
+  if (parsed) *priority = *parsed;
+}
+
 }  // namespace
 
 void ReadGenerationParams(FieldReader& reader, GenerationParams* params) {
@@ -100,7 +114,24 @@ void ReadGenerationParams(FieldReader& reader, GenerationParams* params) {
   ReadStreamOptions(reader, params);
   reader.Bool("skip_special_tokens", &params->skip_special_tokens);
   reader.String("user", &params->user);
-  reader.IntInRange("priority", INT32_MIN, INT32_MAX, &params->priority);
+  ReadPriority(reader, &params->priority);
+}
+
+std::optional<int32_t> ParsePriority(std::string_view text) {
+  if (text == "realtime") return kRealtimePriority;
+  if (text == "normal") return kNormalPriority;
+  if (text == "batch") return kBatchPriority;
+  if (text.empty() || text.size() > 11) return std::nullopt;
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(value);
+}
+
+const char* PriorityTier(int32_t priority) {
+  if (priority < 0) return "realtime";
+  return priority == 0 ? "normal" : "batch";
 }
 
 ApiResult<Json> ParseRequestObject(std::string_view body) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,8 +38,21 @@ struct GenerationParams {
   bool include_usage = false;        // stream_options.include_usage
   bool skip_special_tokens = true;
   std::string user;
-  int32_t priority = 0;              // lower is more urgent
+  int32_t priority = 0;              // lower is more urgent; an integer or a tier name
 };
+
+// Priority tiers: names for the priorities clients use most. Any integer is accepted too.
+inline constexpr int32_t kRealtimePriority = -10;
+inline constexpr int32_t kNormalPriority = 0;
+inline constexpr int32_t kBatchPriority = 10;
+// "realtime" / "normal" / "batch" -> -10 / 0 / 10; an integer in int32 range as written
+// ("-3"); nullopt otherwise.
+std::optional<int32_t> ParsePriority(std::string_view text);
+// The tier a priority counts under in metrics: "realtime" below 0, "normal" at 0,
+// "batch" above.
+const char* PriorityTier(int32_t priority);
+inline constexpr char kPriorityValues[] =
+    "an integer (lower is more urgent) or one of \"realtime\", \"normal\", \"batch\"";
 
 // Reads every shared field of `object` into `params` (max_tokens only; chat's
 // max_completion_tokens is the caller's). Errors are kept in `reader`.

@@ -32,6 +32,7 @@ struct GenerateFlags {
   int64_t seed = -1;
   int64_t threads = 0;
   WeightFlags weights;
+  std::string kv_cache_dtype = "auto";
   bool ignore_eos = false;
   bool json = false;
   bool help = false;
@@ -52,6 +53,8 @@ void Register(FlagParser& parser, GenerateFlags& f) {
   parser.AddInt("seed", &f.seed, "seed for sampling; same seed, same output (default random)");
   parser.AddInt("threads", &f.threads, "worker threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
+  parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
+                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
   parser.AddBool("json", &f.json, "print one JSON object with prompt/output ids and text");
   parser.AddBool("help", &f.help, "show this help");
@@ -95,6 +98,8 @@ int Run(const GenerateFlags& f) {
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f.weights);
   if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
+  auto kv_dtype = ParseKvDType(f.kv_cache_dtype);
+  if (!kv_dtype.ok()) return Fail(kv_dtype.status()) + 1;
   int64_t threads = f.threads > 0 ? f.threads : std::thread::hardware_concurrency();
   ThreadPool pool(static_cast<int>(threads));
   auto model = Model::Load(f.model, &pool, *load_options);
@@ -106,7 +111,7 @@ int Run(const GenerateFlags& f) {
   IncrementalDecoder decoder(**tokenizer);
   auto start = std::chrono::steady_clock::now();
   double first_token_s = 0;
-  Generator generator(**model);
+  Generator generator(**model, /*block_size=*/16, *kv_dtype);
   auto result = generator.Generate(prompt_ids, options, [&](int32_t token, std::span<const float>) {
     if (first_token_s == 0) first_token_s = SecondsSince(start);
     if (!f.json) std::fputs(decoder.Add(token).c_str(), stdout), std::fflush(stdout);
@@ -125,11 +130,11 @@ int Run(const GenerateFlags& f) {
   }
   std::fprintf(stderr,
                "prompt %zu tokens, first token after %.1f ms; %zu tokens in %.1f ms "
-               "(%.1f tok/s decode), finish: %s; weights %s\n",
+               "(%.1f tok/s decode), finish: %s; weights %s, kv cache %s\n",
                prompt_ids.size(), first_token_s * 1e3, num_out, total_s * 1e3,
                num_out > 1 ? (num_out - 1) / (total_s - first_token_s) : 0.0,
                FinishReasonName(result->finish_reason),
-               LoadOptionsName((*model)->load_options()).c_str());
+               LoadOptionsName((*model)->load_options()).c_str(), KvDTypeName(*kv_dtype));
   return 0;
 }
 

@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string chat_template;
   int64_t block_size = 16;
   std::string kv_cache_memory;
+  std::string kv_cache_dtype = "auto";
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 2048;
   int64_t max_waiting = 1024;
@@ -40,6 +41,10 @@ struct ServeFlags {
   double drain_timeout = 30;
   int64_t threads = 0;
   WeightFlags weights;
+  bool no_prefix_caching = false;
+  double prefix_cache_ttl = 0;
+  std::string scheduling_policy = "fcfs";
+  double priority_aging = 1.0;
   bool help = false;
 };
 
@@ -54,6 +59,8 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("kv-cache-memory", &f.kv_cache_memory,
                    "KV cache size: bytes (2GiB, 512MiB) or a fraction of free memory (0.2); default: "
                    "max-num-seqs full contexts, at most 0.2 of free memory");
+  parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
+                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddInt("max-num-seqs", &f.max_num_seqs, "sequences in one batch (default 256)");
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
   parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");
@@ -61,6 +68,14 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
+  parser.AddBool("no-prefix-caching", &f.no_prefix_caching,
+                 "turn off automatic prefix caching (reuse of the KV of repeated prompt prefixes)");
+  parser.AddDouble("prefix-cache-ttl", &f.prefix_cache_ttl,
+                   "seconds after which cached KV blocks that no request uses are released (default 0: never)");
+  parser.AddString("scheduling-policy", &f.scheduling_policy,
+                   "fcfs (default) | priority: admit by request priority with aging, preempt the least urgent");
+  parser.AddDouble("priority-aging", &f.priority_aging,
+                   "under --scheduling-policy priority, seconds of waiting worth one priority level (default 1)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -75,6 +90,14 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   }
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
+  if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
+  if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");
+  StatusOr<SchedulingPolicyKind> policy = ParseSchedulingPolicy(f.scheduling_policy);
+  if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
+  config->engine.scheduling_policy = *policy;
+  config->engine.enable_prefix_caching = !f.no_prefix_caching;
+  config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
+  config->engine.priority_aging_s = f.priority_aging;
   config->model_dir = f.model;
   ASSIGN_OR_RETURN(config->load, ToLoadOptions(f.weights));
   config->tokenizer_dir = f.tokenizer;
@@ -87,6 +110,9 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   config->engine.max_num_batched_tokens = static_cast<int32_t>(f.max_num_batched_tokens);
   config->engine.max_waiting = static_cast<int32_t>(f.max_waiting);
   config->engine.kv_cache_bytes = 0;
+  StatusOr<KvDType> kv_dtype = ParseKvDType(f.kv_cache_dtype);
+  if (!kv_dtype.ok()) return InvalidArgumentError("--kv-cache-dtype: " + kv_dtype.status().message());
+  config->engine.kv_dtype = *kv_dtype;
   ASSIGN_OR_RETURN(ByteSize body, ParseByteSize(f.max_body_size, "max-body-size", false));
   config->server.max_body_bytes = static_cast<size_t>(body.bytes);
   if (!f.kv_cache_memory.empty()) {

@@ -18,7 +18,7 @@ int64_t KvCacheBytes(const ServeConfig& config, const Model& model) {
   if (config.engine.kv_cache_bytes > 0) return config.engine.kv_cache_bytes;
   const int64_t available = AvailableMemoryBytes();
   if (config.kv_cache_fraction > 0) return static_cast<int64_t>(config.kv_cache_fraction * available);
-  const int64_t bytes_per_block = static_cast<int64_t>(model.kv_layout(config.engine.block_size).bytes_per_block());
+  const int64_t bytes_per_block = static_cast<int64_t>(model.kv_layout(config.engine.block_size, config.engine.kv_dtype).bytes_per_block());
   const int64_t blocks_per_seq = (config.server.max_model_len + config.engine.block_size - 1) / config.engine.block_size;
   const int64_t wanted = bytes_per_block * blocks_per_seq * config.engine.max_num_seqs;
   if (available <= 0) return wanted;

@@ -190,6 +190,29 @@ TEST_F(ServeTest, MetricsParseAndCountersMove) {
   EXPECT_GE(MetricValue(after.body, "surge_prompt_tokens_total"), 2);
 }
 
+// A prompt sent again reuses its cached full blocks: the answer is the same, its usage
+// reports them as cached_tokens, and the prefix-cache metrics count them.
+TEST_F(ServeTest, ARepeatedPromptIsServedFromThePrefixCache) {
+  std::string prompt;
+  for (int i = 0; i < 12; ++i) prompt += "Lily and Ben went to the park to play. ";
+  const std::string body = json{{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}}.dump();
+  const double hits_before = std::max(MetricValue(Get("/metrics").body, "surge_prefix_cache_hits_total"), 0.0);
+  net::HttpResponse first = Post("/v1/completions", body, {{"X-Priority", "realtime"}});
+  net::HttpResponse second = Post("/v1/completions", body);
+  ASSERT_EQ(first.status, 200);
+  ASSERT_EQ(second.status, 200);
+  const json a = json::parse(first.body), b = json::parse(second.body);
+  EXPECT_EQ(a["choices"][0]["text"], b["choices"][0]["text"]);
+  const int64_t num_prompt = b["usage"]["prompt_tokens"];
+  const int64_t cached = b["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_EQ(cached, (num_prompt - 1) / 16 * 16) << "every full block but the one with the last token";
+  EXPECT_GT(cached, 0);
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_GE(MetricValue(metrics, "surge_prefix_cache_hits_total"), hits_before + cached);
+  EXPECT_GT(MetricValue(metrics, "surge_prefix_cache_hit_rate"), 0);
+  EXPECT_GE(MetricValue(metrics, R"(surge_request_queue_time_seconds_count{tier="realtime"})"), 1);
+}
+
 // About 800 tokens: more than the model's 512 positions.
 std::string LongPrompt() {
   std::string text;

@@ -29,8 +29,10 @@ std::unique_ptr<ServeRuntime> StartStories(const ServeConfig& config) {
 
 std::string BaseUrl(const ServeRuntime& runtime) { return "http://127.0.0.1:" + std::to_string(runtime.port()); }
 
-net::HttpResponse Post(const ServeRuntime& runtime, const std::string& path, const std::string& body) {
-  auto response = net::Fetch("POST", BaseUrl(runtime) + path, body, {{"Content-Type", "application/json"}});
+net::HttpResponse Post(const ServeRuntime& runtime, const std::string& path, const std::string& body,
+                       net::HttpHeaders headers) {
+  headers.Set("Content-Type", "application/json");
+  auto response = net::Fetch("POST", BaseUrl(runtime) + path, body, std::move(headers));
   if (!response.ok()) return net::HttpResponse{0, {}, response.status().ToString()};
   return std::move(response).value();
 }

@@ -24,7 +24,8 @@ std::unique_ptr<ServeRuntime> StartStories(const ServeConfig& config);
 
 std::string BaseUrl(const ServeRuntime& runtime);
 // A blocking request; status 0 and the error in the body when the exchange failed.
-net::HttpResponse Post(const ServeRuntime& runtime, const std::string& path, const std::string& body);
+net::HttpResponse Post(const ServeRuntime& runtime, const std::string& path, const std::string& body,
+                       net::HttpHeaders headers = {});
 net::HttpResponse Get(const ServeRuntime& runtime, const std::string& path);
 nlohmann::json JsonBody(const net::HttpResponse& response);
 
@@ -44,8 +45,8 @@ class StoriesServerTest : public ::testing::Test {
     delete runtime_;
     runtime_ = nullptr;
   }
-  static net::HttpResponse Post(const std::string& path, const std::string& body) {
-    return testing_util::Post(*runtime_, path, body);
+  static net::HttpResponse Post(const std::string& path, const std::string& body, net::HttpHeaders headers = {}) {
+    return testing_util::Post(*runtime_, path, body, std::move(headers));
   }
   static net::HttpResponse Get(const std::string& path) { return testing_util::Get(*runtime_, path); }
 

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <string>
 #include <utility>
@@ -17,6 +18,8 @@ Status ValidateOptions(const EngineOptions& options) {
     return InvalidArgumentError("max_num_batched_tokens must be > 0");
   }
   if (options.max_waiting <= 0) return InvalidArgumentError("max_waiting must be > 0");
+  if (!(options.prefix_cache_ttl_s >= 0)) return InvalidArgumentError("prefix_cache_ttl_s must be >= 0");
+  if (!(options.priority_aging_s > 0)) return InvalidArgumentError("priority_aging_s must be > 0");
   return OkStatus();
 }
 
@@ -33,7 +36,7 @@ std::vector<int32_t> EosTokenIds(const Tokenizer& tokenizer, const ModelConfig& 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& tokenizer,
                                                  const EngineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
-  const KvLayout layout = model.kv_layout(options.block_size);
+  const KvLayout layout = model.kv_layout(options.block_size, options.kv_dtype);
   const int64_t bytes_per_block = static_cast<int64_t>(layout.bytes_per_block());
   const int64_t num_blocks = std::min<int64_t>(options.kv_cache_bytes / bytes_per_block,
                                                std::numeric_limits<int32_t>::max());
@@ -42,10 +45,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
                                 ") is smaller than one KV block (" +
                                 std::to_string(bytes_per_block) + " bytes)");
   }
-  LOG(INFO) << "KV cache: " << num_blocks << " blocks of " << options.block_size << " tokens, "
-            << bytes_per_block / options.block_size << " bytes per token, "
+  LOG(INFO) << "KV cache: " << KvDTypeName(layout.dtype) << ", " << num_blocks << " blocks of "
+            << options.block_size << " tokens, " << layout.bytes_per_token() << " bytes per token, "
             << num_blocks * options.block_size << " tokens fit ("
-            << num_blocks * bytes_per_block / (1 << 20) << " MiB)";
+            << num_blocks * bytes_per_block / (1 << 20) << " MiB); prefix caching "
+            << (options.enable_prefix_caching ? "on" : "off");
   return std::unique_ptr<Engine>(
       new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));
 }
@@ -58,9 +62,11 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       num_kv_blocks_(num_kv_blocks),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
       eos_token_ids_(EosTokenIds(tokenizer, model.config())),
-      kv_(model.kv_layout(options.block_size), num_kv_blocks),
-      scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_),
-      runner_(model, options.block_size, num_kv_blocks),
+      kv_(model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks,
+          PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, 0, options.clock}),
+      scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_,
+                 MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
+      runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
       sample_logits_(vocab_size_),
       queue_(options.max_waiting) {
   queue_.PublishStats(CurrentStats(/*ready=*/false));
@@ -141,6 +147,7 @@ StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
   // Built here, off the engine thread: priming the detokenizers costs a few decodes.
   auto state = std::make_unique<RequestState>(id, std::move(request), std::move(stop_ids),
                                               first_sequence_id, tokenizer_, channel);
+  state->SetArrivalTime(Now());
   RETURN_IF_ERROR(queue_.Push(std::move(state)));
   return std::shared_ptr<RequestStream>(std::move(channel));
 }
@@ -182,6 +189,7 @@ bool Engine::TakeInputs() {
 void Engine::Step() {
   const SchedulerOutput& plan = scheduler_.Schedule();
   if (plan.chunks.empty()) return;  // only right after a preemption, which frees blocks
+  MarkScheduled(plan);
   std::span<const float> logits = runner_.Run(plan, kv_);
   Postprocess(plan, logits);
   ++num_steps_;
@@ -252,6 +260,22 @@ const TokenLogProbs* Engine::LogProbs(const RequestState& request, std::span<con
   return &logprobs_;
 }
 
+double Engine::Now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A request's queue time ends when its first chunk is scheduled.
+void Engine::MarkScheduled(const SchedulerOutput& plan) {
+  double now = -1;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    RequestState& request = *chunk.seq->request;
+    if (request.scheduled()) continue;
+    if (now < 0) now = Now();
+    request.SetScheduledTime(now);
+  }
+}
+
 void Engine::Touch(RequestState& request) {
   if (request.touched) return;
   request.touched = true;
@@ -281,6 +305,12 @@ EngineStats Engine::CurrentStats(bool ready) const {
   stats.num_steps = num_steps_;
   stats.num_prompt_tokens_computed = num_prompt_tokens_computed_;
   stats.num_generation_tokens = num_generation_tokens_;
+  stats.prefix_caching = kv_.prefix_caching();
+  stats.num_cached_blocks = kv_.num_cached_blocks();
+  stats.prefix_cache_queried_tokens = kv_.stats().num_queried_tokens;
+  stats.prefix_cache_hit_tokens = kv_.stats().num_hit_tokens;
+  stats.prefix_cache_evicted_blocks = kv_.stats().num_evicted_blocks;
+  stats.prefix_cache_expired_blocks = kv_.stats().num_expired_blocks;
   stats.ready = ready;
   return stats;
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "engine/request_state.h"
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
+#include "engine/scheduling_policy.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -27,10 +29,18 @@ namespace surge {
 struct EngineOptions {
   int32_t block_size = 16;                    // tokens per KV block
   int64_t kv_cache_bytes = int64_t{1} << 30;  // blocks = bytes / layout.bytes_per_block()
+  KvDType kv_dtype = KvDType::kF32;           // format of the cached K/V rows
   int32_t max_num_seqs = 256;                 // running sequences at once
   int32_t max_num_batched_tokens = 2048;      // tokens per forward pass
   int32_t max_waiting = 1024;                 // queued requests before Submit refuses
   bool check_invariants = false;              // tests: CHECK scheduler + KV invariants per step
+  bool enable_prefix_caching = true;          // reuse the K/V of full blocks seen before
+  double prefix_cache_ttl_s = 0;              // release cached blocks idle this long (0: never)
+  SchedulingPolicyKind scheduling_policy = SchedulingPolicyKind::kFcfs;
+  double priority_aging_s = 1.0;              // waiting seconds worth one priority level
+  // Monotonic seconds for arrival times, queue times and the cache TTL; steady_clock when
+  // empty (tests inject their own).
+  std::function<double()> clock;
 };
 
 class Engine final : public EngineClient {
@@ -71,6 +81,8 @@ class Engine final : public EngineClient {
   const TokenLogProbs* LogProbs(const RequestState& request, std::span<const float> logits,
                                 int32_t token);
   void Touch(RequestState& request);
+  void MarkScheduled(const SchedulerOutput& plan);
+  double Now() const;
   void Publish();
   EngineStats CurrentStats(bool ready) const;
   void FailAll(const Status& error);

@@ -59,6 +59,8 @@ struct RequestOutput {
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_prompt_tokens = 0;  // served from the prefix cache
   int32_t num_completion_tokens = 0;     // all choices, so far
+  // Seconds from Submit until the request's first chunk was scheduled; set once it was.
+  std::optional<double> queue_time_s;
 };
 
 // The per-request channel: the engine thread appends, the consumer drains. Thread-safe.
@@ -85,6 +87,13 @@ struct EngineStats {
   int64_t num_steps = 0;                   // forward passes run
   int64_t num_prompt_tokens_computed = 0;  // prefill tokens run, recomputation included
   int64_t num_generation_tokens = 0;       // tokens sampled
+  // Prefix caching: blocks the cache names now, and counters since start-up.
+  bool prefix_caching = false;
+  int64_t num_cached_blocks = 0;
+  int64_t prefix_cache_queried_tokens = 0;  // tokens looked up when sequences were admitted
+  int64_t prefix_cache_hit_tokens = 0;      // of those, found cached (not computed)
+  int64_t prefix_cache_evicted_blocks = 0;  // cached blocks reused for new contents
+  int64_t prefix_cache_expired_blocks = 0;  // cached blocks released by the TTL
   bool ready = false;
 };
 

@@ -34,7 +34,7 @@ StatusOr<GenerateResult> Generator::Generate(std::span<const int32_t> prompt_ids
   const int32_t vocab_size = static_cast<int32_t>(model_.config().vocab_size);
   const int32_t max_positions = static_cast<int32_t>(prompt_ids.size()) + options.max_tokens;
   const int32_t num_blocks = (max_positions + block_size_ - 1) / block_size_;
-  KvStorage kv(model_.kv_layout(block_size_), num_blocks);
+  KvStorage kv(model_.kv_layout(block_size_, kv_dtype_), num_blocks);
   // One sequence owns the whole storage, so its block table is simply 0..num_blocks-1.
   std::vector<BlockId> block_table(num_blocks);
   std::iota(block_table.begin(), block_table.end(), 0);

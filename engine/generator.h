@@ -33,7 +33,8 @@ using TokenCallback = std::function<bool(int32_t token, std::span<const float> l
 
 class Generator {
  public:
-  explicit Generator(Model& model, int32_t block_size = 16) : model_(model), block_size_(block_size) {}
+  explicit Generator(Model& model, int32_t block_size = 16, KvDType kv_dtype = KvDType::kF32)
+      : model_(model), block_size_(block_size), kv_dtype_(kv_dtype) {}
 
   // Prefills `prompt_ids` in one pass, then decodes one token at a time. Errors: empty
   // prompt, ids outside the vocabulary, prompt + max_tokens beyond the model's context.
@@ -46,6 +47,7 @@ class Generator {
 
   Model& model_;
   int32_t block_size_;
+  KvDType kv_dtype_;
 };
 
 }  // namespace surge

@@ -2,10 +2,10 @@
 
 namespace surge {
 
-ModelRunner::ModelRunner(Model& model, int32_t block_size, int32_t num_blocks)
+ModelRunner::ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks)
     : model_(model),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
-      storage_(model.kv_layout(block_size), num_blocks) {}
+      storage_(layout, num_blocks) {}
 
 std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCacheManager& kv) {
   token_ids_.clear();

@@ -16,8 +16,8 @@ namespace surge {
 
 class ModelRunner {
  public:
-  // Allocates the KV storage: num_blocks blocks of `block_size` tokens.
-  ModelRunner(Model& model, int32_t block_size, int32_t num_blocks);
+  // Allocates the KV storage: num_blocks blocks of `layout` (model.kv_layout()).
+  ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks);
 
   // Runs all chunks of `plan` in one forward pass; K/V go where `kv` block tables say.
   // Returns [number of chunks with `sample` set, vocab_size] logits, in plan order, valid

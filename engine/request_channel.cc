@@ -31,6 +31,7 @@ void Merge(RequestOutput& into, RequestOutput& from) {
   into.num_prompt_tokens = from.num_prompt_tokens;
   into.num_cached_prompt_tokens = from.num_cached_prompt_tokens;
   into.num_completion_tokens = from.num_completion_tokens;
+  if (from.queue_time_s) into.queue_time_s = from.queue_time_s;
 }
 
 }  // namespace

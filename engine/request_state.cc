@@ -52,6 +52,11 @@ RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int3
   forked_ = request_.n == 1;
 }
 
+void RequestState::SetArrivalTime(double seconds) {
+  arrival_time_s_ = seconds;
+  for (auto& choice : choices_) choice->seq.arrival_time_s = seconds;
+}
+
 bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs) {
   choice.seq.token_ids.push_back(token);
   choice.sampler.Accept(token);
@@ -120,6 +125,7 @@ std::optional<RequestOutput> RequestState::TakeOutput() {
   output.num_prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
   output.num_cached_prompt_tokens = choices_[0]->seq.num_cached_tokens;
   output.num_completion_tokens = num_completion_tokens_;
+  output.queue_time_s = queue_time_s_;
   return output;
 }
 

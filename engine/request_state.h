@@ -49,6 +49,11 @@ class RequestState {
   // Choices > 0 have forked from choice 0 (or there are none).
   bool forked() const { return forked_; }
   void set_forked() { forked_ = true; }
+  // Monotonic seconds: arrival (also every choice's aging clock) and first scheduling.
+  void SetArrivalTime(double seconds);
+  void SetScheduledTime(double seconds) { queue_time_s_ = seconds - arrival_time_s_; }
+  bool scheduled() const { return queue_time_s_.has_value(); }
+
   // Whether the engine already listed this request for the next publish.
   bool touched = false;
 
@@ -80,6 +85,8 @@ class RequestState {
   bool forked_ = false;
   bool has_news_ = false;
   Status error_;
+  double arrival_time_s_ = 0;
+  std::optional<double> queue_time_s_;  // set when first scheduled
 };
 
 }  // namespace surge

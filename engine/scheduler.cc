@@ -39,6 +39,8 @@ void Scheduler::AddWaiting(Sequence* seq) {
 // one simply waits. The oldest running sequence is never a victim while a newer one
 // exists, so it always progresses, and any request that fits the pool alone completes.
 const SchedulerOutput& Scheduler::Schedule() {
+  kv_.CommitComputed();  // the previous plan's pass has run
+  kv_.ReleaseIdleBlocks();
   output_.chunks.clear();
   output_.num_batched_tokens = 0;
   output_.num_preempted = 0;
@@ -78,7 +80,7 @@ void Scheduler::ScheduleWaiting() {
     const int32_t num_tokens = std::min(seq.num_tokens() - num_cached, budget_tokens_);
     if (!kv_.Allocate(seq.id, seq.token_ids, num_cached + num_tokens)) return;
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
-    if (seq.num_output_tokens() == 0) seq.num_cached_tokens = num_cached;
+    if (seq.num_preemptions == 0) seq.num_cached_tokens = num_cached;
     seq.num_computed_tokens = num_cached;
     seq.status = SequenceStatus::kRunning;
     running_.push_back(&seq);
@@ -109,6 +111,7 @@ void Scheduler::Preempt(Sequence& seq) {
   num_seq_slots_used_ -= seq.num_seq_slots;
   seq.num_computed_tokens = 0;
   seq.status = SequenceStatus::kWaiting;
+  ++seq.num_preemptions;
   waiting_.push_front(&seq);
   ++num_preemptions_;
   ++output_.num_preempted;
@@ -120,6 +123,7 @@ void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens) {
 }
 
 void Scheduler::Fork(Sequence& parent, std::span<Sequence* const> children) {
+  kv_.CommitComputed();  // the parent's prompt blocks were just written
   CHECK(parent.status == SequenceStatus::kRunning &&
         parent.num_computed_tokens == parent.num_prompt_tokens)
       << "fork of sequence " << parent.id << " before its prompt is computed";
@@ -137,6 +141,7 @@ void Scheduler::Fork(Sequence& parent, std::span<Sequence* const> children) {
 }
 
 void Scheduler::Finish(Sequence& seq) {
+  kv_.CommitComputed();  // a finished sequence's last blocks were written: cache them
   if (seq.status == SequenceStatus::kRunning) {
     std::erase(running_, &seq);
     num_seq_slots_used_ -= seq.num_seq_slots;
@@ -159,6 +164,7 @@ Status Scheduler::CheckInvariants() const {
       return InternalError(name + ": its blocks do not cover its computed tokens");
     }
     if (seq->num_pending_tokens() < 1) return InternalError(name + " has nothing to compute");
+    RETURN_IF_ERROR(kv_.CheckTokens(seq->id, seq->token_ids));
     num_slots += seq->num_seq_slots;
   }
   for (const Sequence* seq : waiting_) {

@@ -46,7 +46,9 @@ class Scheduler {
   void AddWaiting(Sequence* seq);
 
   // Plans the next step (see scheduler.cc for the order) and advances each scheduled
-  // sequence's num_computed_tokens, so the plan is what the next forward pass computes.
+  // sequence's num_computed_tokens, so the plan is what the next forward pass computes:
+  // the caller runs that pass before calling Schedule, Fork or Finish again (they first
+  // tell the KV cache that the blocks it wrote may now be reused by the prefix cache).
   // The returned output is reused by the next call.
   const SchedulerOutput& Schedule();
 

@@ -12,119 +12,13 @@
 #include <random>
 #include <set>
 
+#include "engine/scheduler_test_util.h"
+
 namespace surge {
 namespace {
 
-KvLayout Layout(int32_t block_size) {
-  KvLayout layout;
-  layout.num_layers = 1;
-  layout.num_kv_heads = 1;
-  layout.head_dim = 4;
-  layout.block_size = block_size;
-  return layout;
-}
-
-class Harness {
- public:
-  Harness(int32_t block_size, int32_t num_blocks, SchedulerOptions options,
-          std::unique_ptr<SchedulingPolicy> policy = nullptr)
-      : kv_(Layout(block_size), num_blocks), scheduler_(options, kv_, std::move(policy)) {}
-
-  // Queues a request of `n` choices; returns choice 0. Choices > 0 fork after its prefill.
-  Sequence* Add(int32_t num_prompt_tokens, int32_t max_output_tokens, int32_t n = 1) {
-    Sequence* parent = nullptr;
-    for (int32_t i = 0; i < n; ++i) {
-      auto seq = std::make_unique<Sequence>();
-      seq->id = next_id_++;
-      for (int32_t t = 0; t < num_prompt_tokens; ++t) seq->token_ids.push_back(t % 50);
-      seq->num_prompt_tokens = num_prompt_tokens;
-      seq->choice_index = i;
-      seq->num_seq_slots = i == 0 ? n : 1;
-      seq->status = i == 0 ? SequenceStatus::kWaiting : SequenceStatus::kForkPending;
-      if (i == 0) parent = seq.get();
-      max_output_[seq.get()] = max_output_tokens;
-      children_[parent].push_back(seq.get());
-      seqs_.push_back(std::move(seq));
-    }
-    children_[parent].erase(children_[parent].begin());  // the parent itself
-    scheduler_.AddWaiting(parent);
-    return parent;
-  }
-
-  // One engine step; checks the plan against the options and the block tables.
-  const SchedulerOutput& Step() {
-    const SchedulerOutput& out = scheduler_.Schedule();
-    CheckPlan(out);
-    for (const ScheduledChunk& chunk : out.chunks) {
-      if (chunk.sample) Sample(*chunk.seq);
-    }
-    EXPECT_TRUE(scheduler_.CheckInvariants().ok()) << scheduler_.CheckInvariants().ToString();
-    return out;
-  }
-
-  void Cancel(Sequence* parent) {
-    scheduler_.Finish(*parent);
-    for (Sequence* child : children_[parent]) scheduler_.Finish(*child);
-  }
-
-  bool AllFinished() const {
-    return std::all_of(seqs_.begin(), seqs_.end(),
-                       [](const auto& seq) { return seq->status == SequenceStatus::kFinished; });
-  }
-
-  KvCacheManager& kv() { return kv_; }
-  Scheduler& scheduler() { return scheduler_; }
-
- private:
-  void CheckPlan(const SchedulerOutput& out) {
-    const SchedulerOptions& options = scheduler_.options();
-    int32_t num_tokens = 0;
-    std::set<const Sequence*> seen;
-    for (const ScheduledChunk& chunk : out.chunks) {
-      EXPECT_TRUE(seen.insert(chunk.seq).second) << "sequence scheduled twice";
-      EXPECT_EQ(chunk.seq->status, SequenceStatus::kRunning);
-      EXPECT_GT(chunk.num_tokens, 0);
-      EXPECT_EQ(chunk.start_position + chunk.num_tokens, chunk.seq->num_computed_tokens);
-      EXPECT_GE(kv_.BlockTable(chunk.seq->id).size() * kv_.block_size(),
-                static_cast<size_t>(chunk.seq->num_computed_tokens));
-      num_tokens += chunk.num_tokens;
-    }
-    EXPECT_EQ(num_tokens, out.num_batched_tokens);
-    EXPECT_LE(num_tokens, options.max_num_batched_tokens);
-    EXPECT_LE(scheduler_.num_running(), options.max_num_seqs);
-  }
-
-  // What the engine does with a chunk that reached the end: sample (here: a made-up
-  // token), fork the other choices after the first token, finish at the target length.
-  void Sample(Sequence& seq) {
-    const bool first = seq.num_output_tokens() == 0;
-    seq.token_ids.push_back(seq.num_tokens() % 50);
-    if (first && children_.contains(&seq)) {
-      std::vector<Sequence*> forked;
-      for (Sequence* child : children_[&seq]) {
-        child->token_ids.push_back(7);
-        if (max_output_[child] > 1) {
-          forked.push_back(child);
-        } else {
-          scheduler_.Finish(*child);
-        }
-      }
-      scheduler_.Fork(seq, forked);
-    }
-    if (seq.num_output_tokens() >= max_output_[&seq]) scheduler_.Finish(seq);
-  }
-
-  KvCacheManager kv_;
-  Scheduler scheduler_;
-  SequenceId next_id_ = 0;
-  std::deque<std::unique_ptr<Sequence>> seqs_;
-  std::map<const Sequence*, int32_t> max_output_;
-  std::map<const Sequence*, std::vector<Sequence*>> children_;  // parent -> choices > 0
-};
-
-SchedulerOptions Options(int32_t max_num_seqs, int32_t max_num_batched_tokens) {
-  return {max_num_seqs, max_num_batched_tokens};
-}
+using testing_util::Harness;
+using testing_util::Options;
 
 TEST(SchedulerTest, DecodesFirstThenPrefillChunksWithinTheBudget) {
   Harness h(4, 100, Options(8, 8));

@@ -26,6 +26,8 @@ struct Sequence {
   int32_t num_computed_tokens = 0;  // positions [0, this) hold K/V
   int32_t num_cached_tokens = 0;    // of the prompt, served by the prefix cache on admission
   int32_t priority = 0;             // lower is more urgent (for the priority policy)
+  double arrival_time_s = 0;        // monotonic seconds at arrival (the priority policy's aging)
+  int32_t num_preemptions = 0;      // times preempted (its cached-token count is from the first admission)
   // Running slots (of max_num_seqs) this sequence takes: n for choice 0 of a request
   // whose other n - 1 choices will fork from it, so that forking never breaks the cap.
   int32_t num_seq_slots = 1;

@@ -5,18 +5,30 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/kv_codec.h"
 #include "kernels/simd.h"
 
 namespace surge {
 
-// One layer's K and V in the pool, each [num_blocks, block_size, num_kv_heads, head_dim].
+// One layer's K and V in the pool, each [num_blocks, num_kv_heads, block_size] rows of
+// head_dim values in `dtype`'s row format (kernels/kv_codec.h: KvRowBytes bytes each).
+// Head-major within a block, so one kv head's keys in a block are one contiguous run
+// (block_size rows) that the hardware prefetcher streams, not rows a token apart.
 struct PagedKvView {
-  const float* k = nullptr;
-  const float* v = nullptr;
+  const uint8_t* k = nullptr;
+  const uint8_t* v = nullptr;
   int32_t block_size = 0;  // tokens per block
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
+  KvDType dtype = KvDType::kF32;
 };
+
+// Byte offset of (block, kv_head, row) -- row = position % block_size -- in K or V.
+inline int64_t PagedKvRowOffset(const PagedKvView& kv, int64_t block, int32_t kv_head,
+                                int32_t row) {
+  return ((block * kv.num_kv_heads + kv_head) * kv.block_size + row) *
+         KvRowBytes(kv.dtype, kv.head_dim);
+}
 
 // The queries of one sequence chunk. Query j sits at position start_position + j and
 // attends to keys [0, start_position + j] (causal); position p lives in block
@@ -39,7 +51,8 @@ struct AttentionQueries {
 // end at block boundaries; no allocation. The result depends on the keys, the query and
 // block_size only -- not on which blocks hold the keys or on the other queries -- so it
 // is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may run
-// on different threads.
+// on different threads. Quantized rows are dequantized in registers (KvRowOps), the
+// same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
 void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,

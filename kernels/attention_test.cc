@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -18,39 +19,53 @@ struct Shape {
   int32_t start_position, num_queries;  // keys: [0, start_position + num_queries)
 };
 
-// One scenario: contiguous K/V [num_keys, kv_heads, head_dim] scattered into a pool
-// through a random block table (with spare blocks in between), and queries.
+// One scenario: contiguous K/V [num_keys, kv_heads, head_dim] stored in `dtype` into a
+// pool through a random block table (with spare blocks in between), and queries.
 struct Scenario {
   Shape s;
-  std::vector<float> k, v, q;  // contiguous K/V; q: [num_queries, num_heads * head_dim]
-  std::vector<float> k_pool, v_pool;
+  KvDType dtype;
+  std::vector<float> k, v, q;  // contiguous K/V as the cache holds them (dequantized)
+  std::vector<float> k_f32, v_f32;  // contiguous K/V before quantization
+  std::vector<uint8_t> k_pool, v_pool;
   std::vector<int32_t> block_table;
 
-  Scenario(const Shape& shape, std::mt19937& rng) : s(shape) {
+  Scenario(const Shape& shape, std::mt19937& rng, KvDType kv_dtype = KvDType::kF32)
+      : s(shape), dtype(kv_dtype) {
     std::normal_distribution<float> dist;
     const int32_t num_keys = s.start_position + s.num_queries;
     const int64_t row = int64_t{s.num_kv_heads} * s.head_dim;
-    k.resize(num_keys * row), v.resize(num_keys * row);
+    k_f32.resize(num_keys * row), v_f32.resize(num_keys * row);
     q.resize(int64_t{s.num_queries} * s.num_heads * s.head_dim);
-    for (auto* vec : {&k, &v, &q})
+    for (auto* vec : {&k_f32, &v_f32, &q})
       for (float& x : *vec) x = 2.0f * dist(rng);  // peaked softmax, far from uniform
     const int32_t num_blocks = (num_keys + s.block_size - 1) / s.block_size;
     std::vector<int32_t> ids(2 * num_blocks + 3);
     std::iota(ids.begin(), ids.end(), 0);
     std::shuffle(ids.begin(), ids.end(), rng);
     block_table.assign(ids.begin(), ids.begin() + num_blocks);
-    k_pool.assign(ids.size() * s.block_size * row, NAN);  // unwritten rows are poison
-    v_pool.assign(k_pool.size(), NAN);
+    const int64_t head_bytes = KvRowBytes(dtype, s.head_dim);
+    // Unwritten rows are poison: 0xff bytes are NaN in every format's floats and scales.
+    k_pool.assign(ids.size() * s.block_size * s.num_kv_heads * head_bytes, 0xff);
+    v_pool.assign(k_pool.size(), 0xff);
+    k.resize(k_f32.size()), v.resize(v_f32.size());
     for (int32_t t = 0; t < num_keys; ++t) {
-      int64_t dst =
-          (int64_t{block_table[t / s.block_size]} * s.block_size + t % s.block_size) * row;
-      std::copy_n(k.begin() + t * row, row, k_pool.begin() + dst);
-      std::copy_n(v.begin() + t * row, row, v_pool.begin() + dst);
+      for (int32_t g = 0; g < s.num_kv_heads; ++g) {
+        const int64_t src = t * row + int64_t{g} * s.head_dim;
+        // [num_blocks, num_kv_heads, block_size, head_bytes], written out independently of
+        // PagedKvRowOffset.
+        const int64_t dst =
+            ((int64_t{block_table[t / s.block_size]} * s.num_kv_heads + g) * s.block_size +
+             t % s.block_size) * head_bytes;
+        QuantizeKvRow(dtype, &k_f32[src], s.head_dim, &k_pool[dst]);
+        QuantizeKvRow(dtype, &v_f32[src], s.head_dim, &v_pool[dst]);
+        DequantizeKvRow(dtype, &k_pool[dst], s.head_dim, &k[src]);
+        DequantizeKvRow(dtype, &v_pool[dst], s.head_dim, &v[src]);
+      }
     }
   }
 
   PagedKvView kv() const {
-    return {k_pool.data(), v_pool.data(), s.block_size, s.num_kv_heads, s.head_dim};
+    return {k_pool.data(), v_pool.data(), s.block_size, s.num_kv_heads, s.head_dim, dtype};
   }
   AttentionQueries queries(float* out) const {
     const int64_t stride = int64_t{s.num_heads} * s.head_dim;
@@ -59,8 +74,9 @@ struct Scenario {
             s.start_position, block_table,   1.0f / std::sqrt(static_cast<float>(s.head_dim))};
   }
 
-  // Textbook attention on the contiguous K/V, in double.
-  std::vector<float> Naive() const {
+  // Textbook attention on the contiguous K/V (the cache's values), in double.
+  std::vector<float> Naive() const { return Naive(k, v); }
+  std::vector<float> Naive(const std::vector<float>& k, const std::vector<float>& v) const {
     const int32_t group = s.num_heads / s.num_kv_heads;
     std::vector<float> out(q.size());
     for (int32_t j = 0; j < s.num_queries; ++j) {
@@ -87,21 +103,24 @@ struct Scenario {
 };
 
 void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, const char* what,
-                const Shape& s) {
+                const Shape& s, KvDType dtype = KvDType::kF32, double tolerance = 2e-5) {
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], 2e-5)
-        << what << ": heads " << s.num_heads << "/" << s.num_kv_heads << " dim " << s.head_dim
-        << " block " << s.block_size << " start " << s.start_position << " queries "
-        << s.num_queries << " at " << i;
+    // Relative past 1: long f32 sums of outputs ~4 round at a few 1e-5.
+    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::fabs(want[i])))
+        << what << " kv " << KvDTypeName(dtype) << ": heads " << s.num_heads << "/"
+        << s.num_kv_heads << " dim " << s.head_dim << " block " << s.block_size << " start "
+        << s.start_position << " queries " << s.num_queries << " at " << i;
   }
 }
 
-void CheckShape(const Shape& shape, std::mt19937& rng) {
-  Scenario scenario(shape, rng);
+// Every path against textbook attention over the values the cache holds; the kernels
+// differ from it only in rounding, whatever the format.
+void CheckShape(const Shape& shape, std::mt19937& rng, KvDType dtype = KvDType::kF32) {
+  Scenario scenario(shape, rng, dtype);
   const std::vector<float> naive = scenario.Naive();
   std::vector<float> ref(naive.size(), NAN);
   reference::PagedAttention(scenario.kv(), scenario.queries(ref.data()));
-  ExpectNear(ref, naive, "reference", shape);
+  ExpectNear(ref, naive, "reference", shape, dtype);
   for (SimdLevel level : SupportedSimdLevels()) {
     std::vector<float> out(naive.size(), NAN);
     AttentionQueries queries = scenario.queries(out.data());
@@ -110,9 +129,12 @@ void CheckShape(const Shape& shape, std::mt19937& rng) {
         PagedAttentionWithLevel(level, scenario.kv(), queries, j, g);
       }
     }
-    ExpectNear(out, naive, SimdLevelName(level), shape);
+    ExpectNear(out, naive, SimdLevelName(level), shape, dtype);
   }
 }
+
+constexpr KvDType kAllKvDTypes[] = {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8,
+                                    KvDType::kInt4};
 
 TEST(PagedAttentionTest, MatchesContiguousAttention) {
   std::mt19937 rng(9);
@@ -133,13 +155,53 @@ TEST(PagedAttentionTest, MatchesContiguousAttention) {
                 kBlockSizes[trial % 4],
                 num_keys - num_queries,
                 num_queries};
-    CheckShape(shape, rng);
+    for (KvDType dtype : kAllKvDTypes) CheckShape(shape, rng, dtype);
+  }
+}
+
+TEST(PagedAttentionTest, OddHeadDimsInEveryFormat) {
+  std::mt19937 rng(12);
+  for (int32_t head_dim : {1, 7, 17, 33, 50, 95, 513}) {  // 513: past kMaxDecodedDim
+    for (KvDType dtype : kAllKvDTypes) CheckShape(Shape{4, 2, head_dim, 5, 37, 4}, rng, dtype);
+  }
+}
+
+// The quantization error itself, end to end: attention over the cache's values against
+// attention over the f32 K/V. Outputs are convex combinations of V rows (|v| ~ 2 sigma
+// = 4 here), so each bound is about the format's V error plus what its K error does to
+// the softmax weights: bf16 2^-8 relative, f16 2^-11, int8 max|x| / 254 (~0.03 for rows
+// of 64 normals with sigma 2), int4 a group's range / 30 (~0.5). The max over 2048
+// outputs is several times the rms: a peaked softmax amplifies K errors on the few
+// keys that dominate.
+TEST(PagedAttentionTest, QuantizedCacheStaysCloseToF32) {
+  std::mt19937 rng(13);
+  const struct {
+    KvDType dtype;
+    double max_error, max_rms;  // about 1.5x what seed 13 measures
+  } cases[] = {{KvDType::kBF16, 0.05, 0.008}, {KvDType::kF16, 0.01, 0.001},
+               {KvDType::kInt8, 0.2, 0.03}, {KvDType::kInt4, 2.5, 0.3}};
+  for (const auto& c : cases) {
+    const Shape shape{8, 2, 64, 16, 200, 4};
+    Scenario scenario(shape, rng, c.dtype);
+    const std::vector<float> exact = scenario.Naive(scenario.k_f32, scenario.v_f32);
+    const std::vector<float> cached = scenario.Naive();
+    double max_error = 0, sum_squares = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      max_error = std::max(max_error, std::fabs(double{cached[i]} - exact[i]));
+      sum_squares += (double{cached[i]} - exact[i]) * (double{cached[i]} - exact[i]);
+    }
+    const double rms = std::sqrt(sum_squares / exact.size());
+    std::printf("kv %-4s attention output: max |error| %.5f, rms %.5f\n", KvDTypeName(c.dtype),
+                max_error, rms);
+    EXPECT_LT(max_error, c.max_error) << KvDTypeName(c.dtype);
+    EXPECT_LT(rms, c.max_rms) << KvDTypeName(c.dtype);
   }
 }
 
 TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
   std::mt19937 rng(10);
-  CheckShape(Shape{40, 2, 16, 4, 30, 3}, rng);  // 20 query heads per kv head
+  // 20 query heads per kv head: passes of 16 and 4.
+  for (KvDType dtype : kAllKvDTypes) CheckShape(Shape{40, 2, 16, 4, 30, 3}, rng, dtype);
 }
 
 TEST(PagedAttentionTest, SingleKeyCopiesValue) {

@@ -2,32 +2,58 @@
 // scheduler asks for KV memory. It answers "here are the blocks" or "no room" (false);
 // the pool behind it is invisible to everyone else (vLLM v1's KVCacheManager).
 //
-// The API is token-aware (Allocate gets the sequence's token ids, NumCachedTokens gets a
-// prompt) so that automatic prefix caching -- full blocks keyed by a chained hash of
-// (parent hash, token ids), freed hashed blocks kept in an LRU until their space is
-// needed -- can be added inside this class without changing the scheduler.
+// Automatic prefix caching lives here: every full block a forward pass computes is filed
+// in a PrefixIndex under a chained hash of (parent hash, token ids), verified exactly on a
+// hit; a new sequence attaches every leading block that already exists (NumCachedTokens,
+// Allocate), shared by reference count; blocks no sequence holds stay cached in the pool's
+// LRU and are evicted (oldest first) only when their space is needed, or after an optional
+// idle time-to-live.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
 #include "kv/block_pool.h"
 #include "kv/kv_layout.h"
+#include "kv/prefix_index.h"
 
 namespace surge {
 
 // One sequence (one choice of one request) whose K/V the cache holds.
 using SequenceId = int64_t;
 
+struct PrefixCacheOptions {
+  bool enabled = true;
+  // Cached blocks that no sequence has held for this long are released (0: never).
+  double ttl_seconds = 0;
+  // The first block's parent hash. It must cover everything besides the tokens that
+  // changes a block's K/V (model, KV dtype, a LoRA adapter...): one cache serves one model
+  // and one dtype today, so 0; per-request salts would be mixed in here.
+  uint64_t hash_seed = 0;
+  // Monotonic seconds, for the TTL; steady_clock when empty (tests inject their own).
+  std::function<double()> clock = nullptr;
+};
+
+// Counters since start-up (the engine's /metrics).
+struct PrefixCacheStats {
+  int64_t num_queried_tokens = 0;  // tokens of sequences admitted (again) with a lookup
+  int64_t num_hit_tokens = 0;      // of those, served from the cache
+  int64_t num_evicted_blocks = 0;  // cached blocks reused for new contents
+  int64_t num_expired_blocks = 0;  // cached blocks released by the TTL
+};
+
 class KvCacheManager {
  public:
   // `num_blocks` >= 1 blocks of layout.block_size tokens each.
-  KvCacheManager(const KvLayout& layout, int32_t num_blocks);
+  KvCacheManager(const KvLayout& layout, int32_t num_blocks, PrefixCacheOptions prefix_cache = {});
 
   int32_t block_size() const { return block_size_; }
+  bool prefix_caching() const { return options_.enabled; }
   // Blocks that hold `num_tokens` positions.
   int32_t NumBlocksFor(int64_t num_tokens) const;
 
@@ -40,10 +66,18 @@ class KvCacheManager {
   // Grows `seq`'s block table to cover positions [0, num_tokens). `token_ids` are the
   // sequence's known tokens (at least num_tokens of them); the K/V of those past the
   // computed ones will be written by the next forward pass. A sequence the manager does
-  // not know starts a new table. Returns false and changes nothing when the pool lacks
-  // the blocks: capacity is not an error, the scheduler decides whom to preempt.
+  // not know starts a new table with the cached blocks NumCachedTokens counted. Returns
+  // false and changes nothing when the pool lacks the blocks (after evicting every
+  // cached block nobody holds): capacity is not an error, the scheduler decides whom
+  // to preempt. Blocks that become full are filed for the cache at CommitComputed.
   [[nodiscard]] bool Allocate(SequenceId seq, std::span<const int32_t> token_ids,
                               int32_t num_tokens);
+
+  // The forward pass for everything allocated since the last call has run: the full
+  // blocks it wrote become findable. Call before freeing or forking after a pass.
+  void CommitComputed();
+  // With a TTL: releases cached blocks idle longer than it. Call at step boundaries.
+  void ReleaseIdleBlocks();
 
   // Starts `child` (unknown so far) sharing, by reference count, the blocks of `parent`
   // that positions [0, num_tokens) fill completely. A partly filled last block is not
@@ -53,7 +87,8 @@ class KvCacheManager {
   int32_t Fork(SequenceId parent, SequenceId child, int32_t num_tokens);
 
   // Drops all of `seq`'s blocks at once; a block returns to the pool when no other
-  // sequence shares it. Unknown ids are ignored.
+  // sequence shares it (into the LRU when cached). Blocks allocated since the last
+  // CommitComputed are never cached (their K/V was not written). Unknown ids are ignored.
   void Free(SequenceId seq);
 
   bool Contains(SequenceId seq) const { return tables_.contains(seq); }
@@ -61,20 +96,50 @@ class KvCacheManager {
   // Allocate or Free of `seq`. Empty for an unknown sequence.
   std::span<const BlockId> BlockTable(SequenceId seq) const;
 
+  // Free blocks include cached ones that no sequence holds (they are evicted on demand).
   int32_t num_free_blocks() const { return pool_.num_free_blocks(); }
   int32_t num_used_blocks() const { return pool_.num_used_blocks(); }
   int32_t num_total_blocks() const { return pool_.num_total_blocks(); }
+  int32_t num_cached_blocks() const { return index_.num_registered(); }
+  int32_t num_cached_free_blocks() const { return pool_.num_cached_free_blocks(); }
   int32_t num_sequences() const { return static_cast<int32_t>(tables_.size()); }
+  const PrefixCacheStats& stats() const { return stats_; }
 
   // For tests, after every step: each block's reference count equals the number of
-  // block-table entries naming it, no table names a block twice, and free + used ==
-  // total. Internal error naming the first broken invariant.
+  // block-table entries naming it, no table names a block twice, free + used == total,
+  // the free stack and the LRU hold exactly the free uncached and cached blocks, the
+  // hash map and the pool agree on which blocks are cached, and each sequence's chain of
+  // prefix ids matches the entries of its cached blocks. Internal error naming the first
+  // broken invariant.
   Status CheckInvariants() const;
+  // For tests: `seq`'s full blocks hash to what it recorded from `token_ids` (its tokens),
+  // and every one of them that the cache names holds exactly those tokens -- a hit implies
+  // identical tokens.
+  Status CheckTokens(SequenceId seq, std::span<const int32_t> token_ids) const;
 
  private:
+  struct Table {
+    std::vector<BlockId> blocks;    // [num_blocks]
+    std::vector<uint64_t> hashes;   // [num_full_blocks_filed]: chained hash of block i
+    std::vector<PrefixId> prefixes; // [same]: the prefix id of block i's content
+  };
+  // Counts the leading cached blocks of `token_ids` (at most max_blocks) and, unless
+  // `table` is null, appends them with their hashes and prefix ids to it.
+  int32_t FindCached(std::span<const int32_t> token_ids, int32_t max_blocks, Table* table) const;
+  std::span<const int32_t> BlockTokens(std::span<const int32_t> token_ids, int32_t index) const;
+  BlockId AllocateBlock();
+  void FileFullBlocks(Table& table, std::span<const int32_t> token_ids, int32_t num_tokens);
+  Status CheckTable(SequenceId seq, const Table& table) const;
+  double Now() const;
+
   int32_t block_size_;
+  PrefixCacheOptions options_;
   BlockPool pool_;
-  std::unordered_map<SequenceId, std::vector<BlockId>> tables_;  // seq -> [num_blocks]
+  PrefixIndex index_;
+  std::unordered_map<SequenceId, Table> tables_;
+  std::vector<double> idle_since_;  // [num_total_blocks]: when a cached block was last freed
+  std::vector<BlockId> registered_; // reused by CommitComputed
+  PrefixCacheStats stats_;
 };
 
 }  // namespace surge

@@ -71,10 +71,15 @@ TEST(KvCacheManagerTest, FreeReturnsAllBlocksAtOnce) {
 }
 
 TEST(KvCacheManagerTest, NothingIsCachedWithoutPrefixCaching) {
-  KvCacheManager kv(Layout(4), 8);
+  KvCacheManager kv(Layout(4), 8, PrefixCacheOptions{.enabled = false});
   const std::vector<int32_t> tokens = Tokens(20);
   ASSERT_TRUE(kv.Allocate(1, tokens, 20));
+  kv.CommitComputed();
   EXPECT_EQ(kv.NumCachedTokens(tokens), 0);
+  kv.Free(1);
+  EXPECT_EQ(kv.num_cached_blocks(), 0);
+  EXPECT_EQ(kv.stats().num_queried_tokens, 0);
+  EXPECT_TRUE(kv.CheckInvariants().ok()) << kv.CheckInvariants().ToString();
 }
 
 TEST(KvCacheManagerTest, ForkSharesOnlyFullBlocks) {

@@ -4,13 +4,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/kv_codec.h"
+
 namespace surge {
 
 // Index of a block in the KV pool; the same index addresses every layer's K and V.
 using BlockId = int32_t;
 
-enum class KvDType { kF32 };  // bf16/f16/int8/int4 come with quantized KV
-
+// KvDType (kernels/kv_codec.h): f32 | bf16 | f16 | int8 | int4, the format of every K/V row.
 struct KvLayout {
   int32_t num_layers = 0;
   int32_t num_kv_heads = 0;
@@ -18,12 +19,16 @@ struct KvLayout {
   int32_t block_size = 16;  // tokens per block
   KvDType dtype = KvDType::kF32;
 
-  // Elements of K (or V) in one block of one layer: block_size * num_kv_heads * head_dim.
-  size_t elements_per_block() const {
-    return static_cast<size_t>(block_size) * num_kv_heads * head_dim;
+  // Bytes of one (token, kv head) row of K (or V), scales and padding included.
+  size_t row_bytes() const { return static_cast<size_t>(KvRowBytes(dtype, head_dim)); }
+  // Bytes of K (or V) in one block of one layer: num_kv_heads * block_size rows.
+  size_t bytes_per_block_array() const {
+    return static_cast<size_t>(block_size) * num_kv_heads * row_bytes();
   }
+  // Bytes one token takes across all layers, K and V.
+  size_t bytes_per_token() const { return 2 * row_bytes() * num_kv_heads * num_layers; }
   // Bytes one block takes across all layers, K and V.
-  size_t bytes_per_block() const { return 2 * sizeof(float) * elements_per_block() * num_layers; }
+  size_t bytes_per_block() const { return bytes_per_token() * block_size; }
 };
 
 }  // namespace surge

@@ -1,5 +1,7 @@
 // KvStorage: the memory of a paged KV cache -- per layer, K and V arrays of
-// [num_blocks, block_size, num_kv_heads, head_dim] -- allocated once at start-up.
+// [num_blocks, num_kv_heads, block_size] rows in the layout's KvDType row format
+// (kernels/kv_codec.h; PagedKvView in kernels/attention.h addresses them) -- allocated
+// once at start-up.
 #pragma once
 
 #include <cstddef>
@@ -24,26 +26,31 @@ class KvStorage {
   int32_t num_blocks() const { return num_blocks_; }
   size_t size_bytes() const { return size_bytes_; }
 
-  // A layer's whole K (or V) array: [num_blocks, block_size, num_kv_heads, head_dim].
-  float* k_layer(int32_t layer) { return LayerArray(layer, 0); }
-  float* v_layer(int32_t layer) { return LayerArray(layer, 1); }
-  const float* k_layer(int32_t layer) const { return const_cast<KvStorage*>(this)->k_layer(layer); }
-  const float* v_layer(int32_t layer) const { return const_cast<KvStorage*>(this)->v_layer(layer); }
+  // A layer's whole K (or V) array: [num_blocks, num_kv_heads, block_size] rows of
+  // layout().row_bytes() bytes.
+  uint8_t* k_layer(int32_t layer) { return LayerArray(layer, 0); }
+  uint8_t* v_layer(int32_t layer) { return LayerArray(layer, 1); }
+  const uint8_t* k_layer(int32_t layer) const {
+    return const_cast<KvStorage*>(this)->k_layer(layer);
+  }
+  const uint8_t* v_layer(int32_t layer) const {
+    return const_cast<KvStorage*>(this)->v_layer(layer);
+  }
 
-  // One block of one layer: [block_size, num_kv_heads, head_dim].
-  float* k_block(int32_t layer, BlockId block) { return k_layer(layer) + BlockOffset(block); }
-  float* v_block(int32_t layer, BlockId block) { return v_layer(layer) + BlockOffset(block); }
+  // One block of one layer: [num_kv_heads, block_size] rows.
+  uint8_t* k_block(int32_t layer, BlockId block) { return k_layer(layer) + BlockOffset(block); }
+  uint8_t* v_block(int32_t layer, BlockId block) { return v_layer(layer) + BlockOffset(block); }
 
  private:
-  float* LayerArray(int32_t layer, int32_t k_or_v);
+  uint8_t* LayerArray(int32_t layer, int32_t k_or_v);
   size_t BlockOffset(BlockId block) const;
 
   KvLayout layout_;
   int32_t num_blocks_;
-  size_t array_stride_floats_;  // distance between consecutive K/V arrays, 64-byte multiple
+  size_t array_stride_bytes_;  // distance between consecutive K/V arrays, 64-byte multiple
   size_t size_bytes_;
-  // [num_layers][K, V][num_blocks, block_size, num_kv_heads, head_dim] (+ alignment pad)
-  float* data_;
+  // [num_layers][K, V][num_blocks, num_kv_heads, block_size, row_bytes] (+ alignment pad)
+  uint8_t* data_;
 };
 
 }  // namespace surge

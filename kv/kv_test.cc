@@ -22,32 +22,49 @@ KvLayout SmallLayout() {
 }
 
 TEST(KvStorageTest, ArraysAreAlignedDisjointAndSizedFromTheLayout) {
-  const KvLayout layout = SmallLayout();
-  KvStorage kv(layout, 7);
-  EXPECT_EQ(kv.num_blocks(), 7);
-  EXPECT_GE(kv.size_bytes(), layout.bytes_per_block() * 7);
-  std::set<const float*> starts;
-  for (int32_t layer = 0; layer < layout.num_layers; ++layer) {
-    for (float* array : {kv.k_layer(layer), kv.v_layer(layer)}) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(array) % 64, 0u);
-      starts.insert(array);
+  for (KvDType dtype :
+       {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8, KvDType::kInt4}) {
+    KvLayout layout = SmallLayout();
+    layout.dtype = dtype;
+    KvStorage kv(layout, 7);
+    EXPECT_EQ(kv.num_blocks(), 7);
+    EXPECT_GE(kv.size_bytes(), layout.bytes_per_block() * 7);
+    std::set<const uint8_t*> starts;
+    const size_t n = layout.bytes_per_block_array();
+    for (int32_t layer = 0; layer < layout.num_layers; ++layer) {
+      for (uint8_t* array : {kv.k_layer(layer), kv.v_layer(layer)}) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(array) % 64, 0u);
+        starts.insert(array);
+      }
+      EXPECT_EQ(kv.k_block(layer, 3), kv.k_layer(layer) + 3 * n);
+      EXPECT_EQ(kv.v_block(layer, 6), kv.v_layer(layer) + 6 * n);
     }
-    EXPECT_EQ(kv.k_block(layer, 3), kv.k_layer(layer) + 3 * layout.elements_per_block());
-    EXPECT_EQ(kv.v_block(layer, 6), kv.v_layer(layer) + 6 * layout.elements_per_block());
+    EXPECT_EQ(starts.size(), 6u);
+    // Fill every block of every array with its own tag and read the tags back: no overlap.
+    for (int32_t layer = 0; layer < layout.num_layers; ++layer)
+      for (BlockId b = 0; b < 7; ++b) {
+        std::fill_n(kv.k_block(layer, b), n, uint8_t(layer * 16 + b));
+        std::fill_n(kv.v_block(layer, b), n, uint8_t(128 + layer * 16 + b));
+      }
+    for (int32_t layer = 0; layer < layout.num_layers; ++layer)
+      for (BlockId b = 0; b < 7; ++b) {
+        EXPECT_EQ(kv.k_block(layer, b)[n - 1], uint8_t(layer * 16 + b));
+        EXPECT_EQ(kv.v_block(layer, b)[0], uint8_t(128 + layer * 16 + b));
+      }
   }
-  EXPECT_EQ(starts.size(), 6u);
-  // Fill every block of every array with its own tag and read the tags back: no overlap.
-  const size_t n = layout.elements_per_block();
-  for (int32_t layer = 0; layer < layout.num_layers; ++layer)
-    for (BlockId b = 0; b < 7; ++b) {
-      std::fill_n(kv.k_block(layer, b), n, float(layer * 100 + b));
-      std::fill_n(kv.v_block(layer, b), n, float(-layer * 100 - b - 1));
-    }
-  for (int32_t layer = 0; layer < layout.num_layers; ++layer)
-    for (BlockId b = 0; b < 7; ++b) {
-      EXPECT_EQ(kv.k_block(layer, b)[n - 1], float(layer * 100 + b));
-      EXPECT_EQ(kv.v_block(layer, b)[0], float(-layer * 100 - b - 1));
-    }
+}
+
+// What a token costs per format (head_dim 128, 8 kv heads, 32 layers: Llama-3-8B).
+TEST(KvLayoutTest, BytesPerTokenFollowTheFormat) {
+  KvLayout layout{32, 8, 128, 16, KvDType::kF32};
+  EXPECT_EQ(layout.bytes_per_token(), 2u * 32 * 8 * 128 * 4);  // 256 KiB
+  EXPECT_EQ(layout.bytes_per_block(), 16 * layout.bytes_per_token());
+  layout.dtype = KvDType::kBF16;
+  EXPECT_EQ(layout.bytes_per_token(), 2u * 32 * 8 * 128 * 2);
+  layout.dtype = KvDType::kInt8;
+  EXPECT_EQ(layout.bytes_per_token(), 2u * 32 * 8 * (128 + 4));  // + f32 scale per row
+  layout.dtype = KvDType::kInt4;
+  EXPECT_EQ(layout.bytes_per_token(), 2u * 32 * 8 * (64 + 4 * 4));  // + f16 scale, min / 32
 }
 
 TEST(BlockPoolTest, AllocatesUntilEmptyThenReturnsNothing) {

@@ -74,7 +74,8 @@ class Model {
   const LoadOptions& load_options() const { return options_; }
   // Bytes of all linear-layer weights (what one decode step streams from memory).
   int64_t linear_weight_bytes() const;
-  KvLayout kv_layout(int32_t block_size) const;
+  // The KV cache layout for this model: rows of head_dim values in `dtype`.
+  KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const;
 
   // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and stores the
   // K/V of every batch token into `kv` through its sequence's block table. CHECKs that

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "kernels/kv_codec.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
@@ -15,6 +16,13 @@ namespace {
 template <typename T>
 void GrowTo(std::vector<T>& buffer, int64_t size) {
   if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+}
+
+// The kernels' view of one layer's K/V arrays.
+PagedKvView KvView(int32_t layer, const KvStorage& kv) {
+  const KvLayout& layout = kv.layout();
+  return {kv.k_layer(layer), kv.v_layer(layer), layout.block_size, layout.num_kv_heads,
+          layout.head_dim,   layout.dtype};
 }
 
 }  // namespace
@@ -130,13 +138,18 @@ void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
   });
 }
 
-// Rotates each token's q and k heads, then copies its k and v rows into the block that
-// holds its position.
+// Rotates each token's q and k heads, then stores its k and v heads -- quantized to the
+// cache's format, one row per kv head -- into the block that holds its position. Each
+// row is quantized on its own, so what the cache holds for a token never depends on the
+// batch around it.
 void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const int64_t half = config_.head_dim / 2, block_size = kv.layout().block_size;
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
-  float* k_cache = kv.k_layer(layer);
-  float* v_cache = kv.v_layer(layer);
+  const int32_t head_dim = static_cast<int32_t>(config_.head_dim);
+  const KvRowOps& rows = KvRowOpsFor(ActiveSimdLevel(), kv.layout().dtype);
+  const PagedKvView view = KvView(layer, kv);
+  uint8_t* k_cache = kv.k_layer(layer);  // [num_blocks, num_kv_heads, block_size, row_bytes]
+  uint8_t* v_cache = kv.v_layer(layer);
   pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       float* q = &act_.qkv[t * qkv_size()];
@@ -147,10 +160,13 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
                 &act_.rope_sin[t * half]);
       const SequenceChunk& seq = batch.sequences[act_.sequence_of_token[t]];
       const int64_t position = seq.start_position + (t - seq.token_begin);
-      const int64_t row =
-          int64_t{seq.block_table[position / block_size]} * block_size + position % block_size;
-      std::memcpy(k_cache + row * kv_size(), k, kv_size() * sizeof(float));
-      std::memcpy(v_cache + row * kv_size(), v, kv_size() * sizeof(float));
+      const BlockId block = seq.block_table[position / block_size];
+      for (int32_t h = 0; h < num_kv_heads; ++h) {
+        const int64_t offset =
+            PagedKvRowOffset(view, block, h, static_cast<int32_t>(position % block_size));
+        rows.quantize(k + h * head_dim, head_dim, k_cache + offset);
+        rows.quantize(v + h * head_dim, head_dim, v_cache + offset);
+      }
     }
   });
 }
@@ -158,9 +174,7 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
 // One work item per (token, kv head): the query heads of that kv head, against its
 // sequence's keys up to the token's position.
 void Model::Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
-  const PagedKvView view{kv.k_layer(layer), kv.v_layer(layer), kv.layout().block_size,
-                         static_cast<int32_t>(config_.num_kv_heads),
-                         static_cast<int32_t>(config_.head_dim)};
+  const PagedKvView view = KvView(layer, kv);
   const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceChunk& seq = batch.sequences[s];

@@ -153,13 +153,13 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, Threa
   return model;
 }
 
-KvLayout Model::kv_layout(int32_t block_size) const {
+KvLayout Model::kv_layout(int32_t block_size, KvDType dtype) const {
   KvLayout layout;
   layout.num_layers = static_cast<int32_t>(config_.num_layers);
   layout.num_kv_heads = static_cast<int32_t>(config_.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(config_.head_dim);
   layout.block_size = block_size;
-  layout.dtype = KvDType::kF32;
+  layout.dtype = dtype;
   return layout;
 }
 

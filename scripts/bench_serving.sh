@@ -21,3 +21,5 @@ done
 # shellcheck disable=SC2086
 build/surge bench --url "http://127.0.0.1:$port" --json "$out.json" --csv "$out.csv" \
   --html "$out.html" $bench_flags
+# The engine's start-up line on the KV cache (dtype, bytes per token, tokens that fit).
+grep -m1 "KV cache:" "$log" || true

@@ -39,6 +39,23 @@ api::ApiResult<EngineRequest> MakeEngineRequest(const ServerContext& context, st
   return request;
 }
 
+// X-Priority (a tier name or an integer) overrides the body's `priority`: a gateway sets
+// it from what it knows of the caller, which the body cannot overrule.
+std::optional<api::ApiError> ApplyPriorityHeader(const net::HttpRequest& http, api::GenerationParams* params) {
+  const std::string* header = http.headers.Find("X-Priority");
+  if (header == nullptr) return std::nullopt;
+  std::string_view value = *header;
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  const std::optional<int32_t> priority = api::ParsePriority(value);
+  if (!priority) {
+    return api::InvalidParam("X-Priority", std::string("the X-Priority header must be ") + api::kPriorityValues +
+                                               ", got '" + std::string(value) + "'");
+  }
+  params->priority = *priority;
+  return std::nullopt;
+}
+
 GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParams& params, bool chat,
                         SteadyClock::time_point arrival) {
   GenerationSpec spec;
@@ -51,6 +68,7 @@ GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParam
   spec.meta = {api::NewResponseId(chat ? "chatcmpl-" : "cmpl-"), api::UnixSeconds(),
                context.options.served_model_name};
   spec.arrival = arrival;
+  spec.priority = params.priority;
   return spec;
 }
 
@@ -72,8 +90,9 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
                        SteadyClock::time_point arrival) {
   api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(http.body);
   if (!parsed.ok()) return context.ReplyError(*writer, kCompletions, parsed.error());
-  const api::CompletionRequest& request = *parsed;
+  api::CompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kCompletions, *error);
+  if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kCompletions, *error);
   std::vector<EngineRequest> requests;
   for (const api::CompletionPrompt& prompt : request.prompts) {
     api::ApiResult<std::vector<int32_t>> ids = context.prompts.FromCompletionPrompt(prompt, request.add_special_tokens);
@@ -91,8 +110,9 @@ void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http,
                            SteadyClock::time_point arrival) {
   api::ApiResult<api::ChatCompletionRequest> parsed = api::ParseChatCompletionRequest(http.body);
   if (!parsed.ok()) return context.ReplyError(*writer, kChat, parsed.error());
-  const api::ChatCompletionRequest& request = *parsed;
+  api::ChatCompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kChat, *error);
+  if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kChat, *error);
   api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);
   if (!prompt.ok()) return context.ReplyError(*writer, kChat, prompt.error());
   api::ApiResult<EngineRequest> engine_request =

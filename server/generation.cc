@@ -4,6 +4,7 @@
 
 #include "api/chat_response.h"
 #include "api/completion_response.h"
+#include "api/generation_params.h"
 #include "net/sse.h"
 
 namespace surge {
@@ -101,6 +102,10 @@ void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* 
   prompt.totals.num_cached_prompt_tokens = output.num_cached_prompt_tokens;
   prompt.totals.num_completion_tokens = output.num_completion_tokens;
   prompt.done = output.finished;
+  if (output.queue_time_s && !prompt.queue_time_seen) {
+    prompt.queue_time_seen = true;
+    context_.metrics.ObserveQueueTime(api::PriorityTier(spec_.priority), *output.queue_time_s);
+  }
 }
 
 void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse) {
@@ -155,7 +160,7 @@ void Generation::Finish() {
   const SteadyClock::time_point now = SteadyClock::now();
   context_.metrics.ObserveGeneration(SecondsBetween(spec_.arrival, first_token_.value_or(now)),
                                      SecondsBetween(spec_.arrival, now), usage.prompt_tokens,
-                                     usage.completion_tokens);
+                                     usage.completion_tokens, api::PriorityTier(spec_.priority));
   // Bookkeeping before the last bytes: a client that has seen the end of its answer then
   // finds it in /metrics. (Shutdown still waits for those bytes: the connection stays
   // open until the response ends.)

@@ -34,6 +34,7 @@ struct GenerationSpec {
   bool logprobs = false;
   api::ResponseMeta meta;
   SteadyClock::time_point arrival;
+  int32_t priority = 0;  // for the per-tier metrics
 };
 
 class Generation : public std::enable_shared_from_this<Generation> {
@@ -57,6 +58,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   struct PromptState {
     std::shared_ptr<RequestStream> stream;
     bool done = false;
+    bool queue_time_seen = false;
     RequestOutput totals;  // the latest counts (prompt, cached, completion tokens)
   };
 

@@ -28,7 +28,6 @@ ServerMetrics::ServerMetrics()
       kv_usage_(registry_.AddGauge("surge_kv_cache_usage_ratio", "Fraction of KV cache blocks in use (0..1)")),
       kv_free_blocks_(registry_.AddGauge("surge_kv_cache_free_blocks", "Free KV cache blocks")),
       kv_total_blocks_(registry_.AddGauge("surge_kv_cache_total_blocks", "KV cache blocks in the pool")),
-      preemptions_(registry_.AddCounter("surge_num_preemptions_total", "Sequences preempted by the scheduler")),
       prompt_tokens_(registry_.AddCounter("surge_prompt_tokens_total", "Prompt tokens of finished requests")),
       generation_tokens_(registry_.AddCounter("surge_generation_tokens_total",
                                               "Tokens generated for finished requests")),
@@ -37,18 +36,46 @@ ServerMetrics::ServerMetrics()
       e2e_(registry_.AddHistogram("surge_e2e_request_latency_seconds",
                                   "From request arrival to its last output token", LatencyBuckets())),
       tpot_(registry_.AddHistogram("surge_time_per_output_token_seconds",
-                                   "Mean time between output tokens of a request", TokenLatencyBuckets())) {}
+                                   "Mean time between output tokens of a request", TokenLatencyBuckets())),
+      queue_time_by_tier_(registry_.AddHistogramFamily(
+          "surge_request_queue_time_seconds",
+          "From submission to the engine until first scheduled, by priority tier", {"tier"}, LatencyBuckets())),
+      ttft_by_tier_(registry_.AddHistogramFamily("surge_time_to_first_token_by_tier_seconds",
+                                                 "From request arrival to its first output token, by priority tier",
+                                                 {"tier"}, LatencyBuckets())),
+      prefix_cache_hit_rate_(registry_.AddGauge(
+          "surge_prefix_cache_hit_rate", "Prompt tokens found in the prefix cache / tokens looked up, since start-up")),
+      prefix_cache_blocks_(registry_.AddGauge("surge_prefix_cache_cached_blocks",
+                                              "KV blocks whose contents the prefix cache names (held or not)")) {
+  auto mirror = [&](const char* name, const char* help, int64_t EngineStats::*total) {
+    mirrors_.push_back({&registry_.AddCounter(name, help), total});
+  };
+  mirror("surge_num_preemptions_total", "Sequences preempted by the scheduler", &EngineStats::num_preemptions);
+  mirror("surge_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache at admission",
+         &EngineStats::prefix_cache_queried_tokens);
+  mirror("surge_prefix_cache_hits_total", "Prompt tokens served from the prefix cache (not computed)",
+         &EngineStats::prefix_cache_hit_tokens);
+  mirror("surge_prefix_cache_evictions_total", "Cached KV blocks evicted to make room",
+         &EngineStats::prefix_cache_evicted_blocks);
+  mirror("surge_prefix_cache_expirations_total", "Cached KV blocks released by --prefix-cache-ttl",
+         &EngineStats::prefix_cache_expired_blocks);
+}
 
 void ServerMetrics::CountRequest(std::string_view endpoint, int http_status) {
   requests_.WithLabels({endpoint, std::to_string(http_status)}).Increment();
 }
 
+void ServerMetrics::ObserveQueueTime(std::string_view tier, double seconds) {
+  queue_time_by_tier_.WithLabels({tier}).Observe(seconds);
+}
+
 void ServerMetrics::ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
-                                      int64_t num_completion_tokens) {
+                                      int64_t num_completion_tokens, std::string_view tier) {
   prompt_tokens_.Increment(static_cast<double>(num_prompt_tokens));
   generation_tokens_.Increment(static_cast<double>(num_completion_tokens));
   if (num_completion_tokens == 0) return;  // no token: no latency to speak of
   ttft_.Observe(ttft_seconds);
+  ttft_by_tier_.WithLabels({tier}).Observe(ttft_seconds);
   e2e_.Observe(e2e_seconds);
   if (num_completion_tokens > 1) {
     tpot_.Observe((e2e_seconds - ttft_seconds) / static_cast<double>(num_completion_tokens - 1));
@@ -63,8 +90,14 @@ std::string ServerMetrics::Expose(const EngineStats& stats) {
   kv_total_blocks_.Set(static_cast<double>(stats.num_total_blocks));
   const int64_t used = stats.num_total_blocks - stats.num_free_blocks;
   kv_usage_.Set(stats.num_total_blocks > 0 ? static_cast<double>(used) / stats.num_total_blocks : 0.0);
-  preemptions_.Increment(static_cast<double>(std::max<int64_t>(stats.num_preemptions - last_preemptions_, 0)));
-  last_preemptions_ = std::max(last_preemptions_, stats.num_preemptions);
+  for (Mirror& mirror : mirrors_) {
+    const int64_t total = stats.*mirror.total;
+    mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
+    mirror.last = std::max(mirror.last, total);
+  }
+  const int64_t queried = stats.prefix_cache_queried_tokens;
+  prefix_cache_hit_rate_.Set(queried > 0 ? static_cast<double>(stats.prefix_cache_hit_tokens) / queried : 0.0);
+  prefix_cache_blocks_.Set(static_cast<double>(stats.num_cached_blocks));
   return registry_.Expose();
 }
 

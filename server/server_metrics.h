@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine_client.h"
 #include "obs/metrics.h"
@@ -20,8 +21,11 @@ class ServerMetrics {
   void CountRequest(std::string_view endpoint, int http_status);
   // Per finished generation: seconds from arrival to the first token and to the end,
   // the mean time between its output tokens, and its token counts.
+  // `tier` ("realtime", "normal", "batch") labels the per-tier TTFT histogram.
   void ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
-                         int64_t num_completion_tokens);
+                         int64_t num_completion_tokens, std::string_view tier = "normal");
+  // Per engine request: seconds from Submit until the engine first scheduled it.
+  void ObserveQueueTime(std::string_view tier, double seconds);
   void SetInFlight(int64_t num_generations) { in_flight_.Set(static_cast<double>(num_generations)); }
 
   // Refreshes the engine gauges from `stats` and renders the text exposition.
@@ -36,14 +40,23 @@ class ServerMetrics {
   obs::Gauge& kv_usage_;
   obs::Gauge& kv_free_blocks_;
   obs::Gauge& kv_total_blocks_;
-  obs::Counter& preemptions_;
   obs::Counter& prompt_tokens_;
   obs::Counter& generation_tokens_;
   obs::Histogram& ttft_;
   obs::Histogram& e2e_;
   obs::Histogram& tpot_;
+  obs::HistogramFamily& queue_time_by_tier_;
+  obs::HistogramFamily& ttft_by_tier_;
+  obs::Gauge& prefix_cache_hit_rate_;
+  obs::Gauge& prefix_cache_blocks_;
+  // Engine counters, mirrored: each scrape adds what the engine's total grew by.
+  struct Mirror {
+    obs::Counter* counter;
+    int64_t EngineStats::*total;
+    int64_t last = 0;  // guarded by scrape_mu_
+  };
+  std::vector<Mirror> mirrors_;
   std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
-  int64_t last_preemptions_ = 0;    // guarded by scrape_mu_
 };
 
 }  // namespace surge

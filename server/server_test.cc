@@ -181,5 +181,94 @@ TEST_F(ServerTest, ShutdownCancelsWhatOutlivesTheDrainTimeout) {
   EXPECT_TRUE(text.ends_with("data: [DONE]\n\n")) << text;
 }
 
+// Priority: an integer or a tier name in the body, or the X-Priority header (which wins).
+TEST_F(ServerTest, PriorityComesFromTheBodyOrTheXPriorityHeader) {
+  struct Case {
+    std::string body_priority;  // JSON value, "" for none
+    std::string header;         // "" for none
+    int32_t expected;
+  };
+  const std::vector<Case> cases = {{"", "", 0},           {"-3", "", -3},          {R"("batch")", "", 10},
+                                   {"", "realtime", -10}, {"5", " normal ", 0},    {R"("realtime")", "batch", 10},
+                                   {"", "7", 7}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE("body " + c.body_priority + ", header " + c.header);
+    std::string body = R"({"prompt": [1, 2], "max_tokens": 1)";
+    if (!c.body_priority.empty()) body += R"(, "priority": )" + c.body_priority;
+    body += "}";
+    net::HttpHeaders headers;
+    if (!c.header.empty()) headers.Add("X-Priority", c.header);
+    auto response = std::async(std::launch::async, [&] {
+      return net::Fetch("POST", Url("/v1/completions"), body, headers);
+    });
+    ASSERT_TRUE(engine_.WaitForSubmitted(i + 1));
+    EXPECT_EQ(engine_.submitted(i).request.priority, c.expected);
+    engine_.Emit(i, Delta(0, "a", {4}, FinishReason::kLength, true));
+    EXPECT_EQ(response.get()->status, 200);
+  }
+}
+
+TEST_F(ServerTest, InvalidPrioritiesAre400NamingTheField) {
+  net::HttpResponse body_error = Post("/v1/completions", R"({"prompt": "x", "priority": "urgent"})");
+  EXPECT_EQ(body_error.status, 400);
+  EXPECT_EQ(json::parse(body_error.body)["error"]["param"], "priority");
+  auto header_error = net::Fetch("POST", Url("/v1/chat/completions"),
+                                 R"({"messages": [{"role": "user", "content": "x"}]})", {{"X-Priority", "asap"}});
+  ASSERT_TRUE(header_error.ok());
+  EXPECT_EQ(header_error->status, 400);
+  json error = json::parse(header_error->body)["error"];
+  EXPECT_EQ(error["param"], "X-Priority");
+  EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("realtime"));
+}
+
+// The engine's count of prompt tokens served from the prefix cache reaches
+// usage.prompt_tokens_details.cached_tokens, whole and streamed (chat shares the code;
+// the bundled model has no chat template); queue time, per-tier TTFT
+// and the prefix-cache counters reach /metrics.
+TEST_F(ServerTest, CachedTokensAndPrefixCacheMetrics) {
+  RequestOutput output = Delta(0, "a", {4}, FinishReason::kLength, true);
+  output.num_prompt_tokens = 40;
+  output.num_cached_prompt_tokens = 32;
+  output.num_completion_tokens = 1;
+  output.queue_time_s = 0.02;
+  auto whole = std::async(std::launch::async, [&] {
+    return net::Fetch("POST", Url("/v1/completions"), R"({"prompt": [1, 2], "max_tokens": 1})",
+                      {{"X-Priority", "realtime"}});
+  });
+  ASSERT_TRUE(engine_.WaitForSubmitted(1));
+  engine_.Emit(0, output);
+  json usage = json::parse(whole.get()->body)["usage"];
+  EXPECT_EQ(usage["prompt_tokens_details"]["cached_tokens"], 32);
+  EXPECT_EQ(usage["prompt_tokens"], 40);
+
+  auto streamed = std::async(std::launch::async, [&] {
+    return net::Fetch("POST", Url("/v1/completions"),
+                      R"({"prompt": [1, 2], "max_tokens": 1, "stream": true, "stream_options": {"include_usage": true}})");
+  });
+  ASSERT_TRUE(engine_.WaitForSubmitted(2));
+  engine_.Emit(1, output);
+  const std::string events = streamed.get()->body;
+  const size_t usage_at = events.rfind("data: {");
+  ASSERT_NE(usage_at, std::string::npos);
+  json last = json::parse(events.substr(usage_at + 6, events.find('\n', usage_at) - usage_at - 6));
+  EXPECT_EQ(last["usage"]["prompt_tokens_details"]["cached_tokens"], 32);
+
+  engine_.SetStats({.num_total_blocks = 100, .prefix_caching = true, .num_cached_blocks = 12,
+                    .prefix_cache_queried_tokens = 400, .prefix_cache_hit_tokens = 100,
+                    .prefix_cache_evicted_blocks = 3, .ready = true});
+  auto metrics = net::Fetch("GET", Url("/metrics"));
+  ASSERT_TRUE(metrics.ok());
+  const std::string& text = metrics->body;
+  EXPECT_THAT(text, HasSubstr("surge_prefix_cache_queries_total 400"));
+  EXPECT_THAT(text, HasSubstr("surge_prefix_cache_hits_total 100"));
+  EXPECT_THAT(text, HasSubstr("surge_prefix_cache_hit_rate 0.25"));
+  EXPECT_THAT(text, HasSubstr("surge_prefix_cache_evictions_total 3"));
+  EXPECT_THAT(text, HasSubstr("surge_prefix_cache_cached_blocks 12"));
+  EXPECT_THAT(text, HasSubstr(R"(surge_request_queue_time_seconds_count{tier="realtime"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(surge_request_queue_time_seconds_count{tier="normal"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(surge_time_to_first_token_by_tier_seconds_count{tier="realtime"} 1)"));
+}
+
 }  // namespace
 }  // namespace surge

@@ -31,6 +31,20 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(out["output_token_ids"], case["output_ids"])
             self.assertEqual(out["text"], case["output_text"])
 
+    def test_every_kv_cache_dtype_generates(self):
+        # f16 and f32 caches give the golden text (f16 moves no greedy token of
+        # stories260K: model_kv_dtype_test); the others just run and say their format.
+        case = json.load(open(os.path.join(MODEL, "goldens.json")))["cases"][0]
+        for dtype in ["auto", "f32", "bf16", "f16", "int8", "int4"]:
+            proc = run("generate", "--prompt", case["prompt"], "--max-tokens", "32", "--json",
+                       "--kv-cache-dtype", dtype)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("kv cache " + ("f32" if dtype == "auto" else dtype), proc.stderr)
+            out = json.loads(proc.stdout)["output_token_ids"]
+            self.assertEqual(len(out), 32)
+            if dtype in ("auto", "f32", "f16"):
+                self.assertEqual(out, case["output_ids"][:32], dtype)
+
     def test_plain_output_streams_the_story(self):
         proc = run("generate", "--prompt", "Once upon a time", "--max-tokens", "40")
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -53,6 +67,8 @@ class GenerateTest(unittest.TestCase):
             (["generate", "--prompt", "x", "--model", "/nonexistent/model"], 1, "/nonexistent/model"),
             (["generate", "--prompt", "x", "--temperature", "-1"], 1, "temperature"),
             (["generate", "--prompt", "x", "--max-tokens", "100000"], 1, "context"),
+            (["generate", "--prompt", "x", "--kv-cache-dtype", "int3"], 2, "int3"),
+            (["serve", "models/stories260K", "--kv-cache-dtype", "fp8"], 2, "--kv-cache-dtype"),
             (["nonsense"], 2, "unknown command"),
         ]
         for args, code, needle in cases:

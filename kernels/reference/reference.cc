@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "kernels/kv_codec.h"
 #include "kernels/weight_codec.h"
 
 namespace surge::reference {
@@ -97,12 +98,18 @@ void Rope(float* x, int64_t num_heads, const RopeParams& params, int64_t positio
 
 namespace {
 
-// Row of position `pos` for kv head g in the paged pool.
-const float* PagedRow(const float* base, const PagedKvView& kv, const AttentionQueries& q,
-                      int64_t pos, int32_t g) {
+// The values of position `pos` for kv head g in the paged pool, decoded by the scalar
+// definition of the cache's format.
+std::vector<float> PagedRow(const uint8_t* base, const PagedKvView& kv, const AttentionQueries& q,
+                            int64_t pos, int32_t g) {
   const int64_t block = q.block_table[pos / kv.block_size];
-  const int64_t row = block * kv.block_size + pos % kv.block_size;
-  return base + (row * kv.num_kv_heads + g) * kv.head_dim;
+  const int64_t row = pos % kv.block_size;
+  const int64_t row_bytes = KvRowBytes(kv.dtype, kv.head_dim);
+  std::vector<float> values(kv.head_dim);
+  // [num_blocks, num_kv_heads, block_size, row_bytes]
+  DequantizeKvRow(kv.dtype, base + ((block * kv.num_kv_heads + g) * kv.block_size + row) * row_bytes,
+                  kv.head_dim, values.data());
+  return values;
 }
 
 void AttendOne(const PagedKvView& kv, const AttentionQueries& q, int32_t j, int32_t h) {
@@ -112,7 +119,7 @@ void AttendOne(const PagedKvView& kv, const AttentionQueries& q, int32_t j, int3
   std::vector<double> scores(num_keys);
   double max = -INFINITY;
   for (int64_t t = 0; t < num_keys; ++t) {
-    const float* key = PagedRow(kv.k, kv, q, t, g);
+    const std::vector<float> key = PagedRow(kv.k, kv, q, t, g);
     double dot = 0.0;
     for (int32_t d = 0; d < kv.head_dim; ++d) dot += double(query[d]) * key[d];
     scores[t] = dot * q.scale;
@@ -122,7 +129,7 @@ void AttendOne(const PagedKvView& kv, const AttentionQueries& q, int32_t j, int3
   for (double& s : scores) sum += (s = std::exp(s - max));
   std::vector<double> acc(kv.head_dim, 0.0);
   for (int64_t t = 0; t < num_keys; ++t) {
-    const float* value = PagedRow(kv.v, kv, q, t, g);
+    const std::vector<float> value = PagedRow(kv.v, kv, q, t, g);
     for (int32_t d = 0; d < kv.head_dim; ++d) acc[d] += scores[t] / sum * value[d];
   }
   float* out = q.out + j * q.out_stride + static_cast<int64_t>(h) * kv.head_dim;

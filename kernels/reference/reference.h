@@ -32,7 +32,8 @@ void Rope(float* x, int64_t num_heads, const RopeParams& params, int64_t positio
 // The inverse frequencies in double, from the formulas.
 double RopeInvFrequency(const RopeParams& params, int64_t i);
 
-// All queries and heads of one chunk: scores in double, two-pass softmax.
+// All queries and heads of one chunk: scores in double, two-pass softmax, over K/V rows
+// decoded by DequantizeKvRow (the definition of kv.dtype's format).
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries);
 
 }  // namespace surge::reference

@@ -1,0 +1,80 @@
+// The engine with each KV cache format: the pool is sized from the format's bytes per
+// block, and greedy outputs of concurrent requests are exactly the offline Generator's
+// with the same format (the cache is batch-invariant in every format).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+
+namespace surge {
+namespace {
+
+using testing_util::Drain;
+using testing_util::RequestResult;
+using testing_util::StoriesEngineTest;
+
+class EngineKvDTypeTest : public StoriesEngineTest {};
+
+constexpr KvDType kAll[] = {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8,
+                            KvDType::kInt4};
+
+TEST_F(EngineKvDTypeTest, PoolIsSizedFromTheFormatsBytesPerBlock) {
+  const int64_t budget = int64_t{1} << 20;
+  for (KvDType dtype : kAll) {
+    EngineOptions options;
+    options.kv_cache_bytes = budget;
+    options.kv_dtype = dtype;
+    std::unique_ptr<Engine> engine = StartEngine(options, /*start=*/false);
+    const KvLayout layout = model_->kv_layout(options.block_size, dtype);
+    EXPECT_EQ(engine->num_kv_blocks(), budget / static_cast<int64_t>(layout.bytes_per_block()))
+        << KvDTypeName(dtype);
+    EXPECT_EQ(engine->Stats().num_total_blocks, engine->num_kv_blocks());
+  }
+  // stories260K: 5 layers x 4 kv heads x head_dim 8, K and V.
+  EXPECT_EQ(model_->kv_layout(16, KvDType::kF32).bytes_per_token(), 2u * 5 * 4 * 32);
+  EXPECT_EQ(model_->kv_layout(16, KvDType::kInt8).bytes_per_token(), 2u * 5 * 4 * 12);
+}
+
+TEST_F(EngineKvDTypeTest, ConcurrentGreedyMatchesTheGeneratorInEveryFormat) {
+  const std::vector<std::vector<int32_t>> prompts = {
+      {1, 403, 407, 261}, {1, 320, 431, 295, 270, 330, 267, 369}, {1, 500}, {1, 87, 33, 44, 55}};
+  for (KvDType dtype : kAll) {
+    EngineOptions options;
+    options.kv_cache_bytes = int64_t{4} << 20;
+    options.kv_dtype = dtype;
+    options.max_num_batched_tokens = 8;  // chunked prefill next to decodes
+    // The offline outputs first: the engine thread must be the model's only user.
+    std::vector<std::vector<int32_t>> want;
+    for (const std::vector<int32_t>& prompt : prompts) {
+      GenerateOptions generate;
+      generate.max_tokens = 40;
+      generate.ignore_eos = true;
+      generate.sampling.temperature = 0;  // greedy
+      Generator generator(*model_, options.block_size, dtype);
+      auto result = generator.Generate(prompt, generate);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      want.push_back(result->output_ids);
+    }
+    std::unique_ptr<Engine> engine = StartEngine(options);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (const std::vector<int32_t>& prompt : prompts) {
+      auto stream = engine->Submit(Greedy(prompt, 40, /*ignore_eos=*/true), nullptr);
+      ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+      streams.push_back(*stream);
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const RequestResult result = Drain(*streams[i]);
+      ASSERT_TRUE(result.error.ok()) << result.error.ToString();
+      EXPECT_EQ(result.choices.at(0).token_ids, want[i])
+          << KvDTypeName(dtype) << " prompt " << i;
+    }
+    engine->Stop();
+    ExpectNoLeaks(*engine);
+  }
+}
+
+}  // namespace
+}  // namespace surge

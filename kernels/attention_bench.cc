@@ -1,0 +1,134 @@
+// Paged decode attention for every KV cache format: one decode query per sequence for a
+// batch of 16 sequences, all kv heads spread over the pool, as one layer of a decode
+// step runs it. Reports GB/s of K/V read (rows, scales included) next to this machine's
+// read bandwidth (BM_Limits, same binary).
+//
+// Reads are "cold": the pool holds copies of the sequences' K/V past 1 GiB (beyond the
+// L3) and each iteration takes the next 16 sequences, as a decode step streams every
+// sequence's cache once from DRAM.
+//
+//   build/kernels/attention_bench --benchmark_filter='BM_Limits|BM_PagedAttention'
+// SURGE_BENCH_THREADS=1 runs everything on one core.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/kv_codec.h"
+#include "kernels/machine_limits.h"
+#include "kernels/thread_pool.h"
+
+namespace surge {
+namespace {
+
+ThreadPool& Pool() {
+  static ThreadPool* pool = [] {
+    const char* threads = std::getenv("SURGE_BENCH_THREADS");
+    return new ThreadPool(threads ? std::atoi(threads) : 0);
+  }();
+  return *pool;
+}
+
+constexpr int64_t kColdBytes = int64_t{1} << 30;
+constexpr int32_t kBatch = 16;
+constexpr int32_t kBlockSize = 16;
+constexpr KvDType kDTypes[] = {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8,
+                               KvDType::kInt4};
+
+void BM_Limits(benchmark::State& state) {
+  MachineLimits l;
+  for (auto _ : state) l = Limits(Pool());
+  state.counters["read_GB/s"] = l.read_gb_per_s;
+  state.counters["threads"] = Pool().num_threads();
+}
+BENCHMARK(BM_Limits)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Args: dtype index, context length, query heads, kv heads, head_dim.
+void BM_PagedAttention(benchmark::State& state) {
+  const KvDType dtype = kDTypes[state.range(0)];
+  const int32_t context = static_cast<int32_t>(state.range(1));
+  const int32_t num_heads = static_cast<int32_t>(state.range(2));
+  const int32_t num_kv_heads = static_cast<int32_t>(state.range(3));
+  const int32_t head_dim = static_cast<int32_t>(state.range(4));
+  const int64_t row_bytes = KvRowBytes(dtype, head_dim);
+  const int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
+  const int64_t block_bytes = int64_t{kBlockSize} * num_kv_heads * row_bytes;  // K or V
+  const int64_t seq_bytes = 2 * blocks_per_seq * block_bytes;
+  const int64_t num_seqs = std::max<int64_t>(kBatch, (kColdBytes + seq_bytes - 1) / seq_bytes);
+  // One sequence's K/V, quantized once, then copied to every sequence's blocks.
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(head_dim);
+  std::vector<uint8_t> one(blocks_per_seq * block_bytes);
+  for (int64_t r = 0; r < int64_t{blocks_per_seq} * kBlockSize * num_kv_heads; ++r) {
+    for (float& v : x) v = dist(rng);
+    QuantizeKvRow(dtype, x.data(), head_dim, &one[r * row_bytes]);
+  }
+  std::vector<uint8_t> k(num_seqs * one.size()), v(k.size());
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    std::memcpy(&k[s * one.size()], one.data(), one.size());
+    std::memcpy(&v[s * one.size()], one.data(), one.size());
+  }
+  std::vector<std::vector<int32_t>> tables(num_seqs, std::vector<int32_t>(blocks_per_seq));
+  for (int64_t s = 0; s < num_seqs; ++s)
+    for (int32_t b = 0; b < blocks_per_seq; ++b)
+      tables[s][b] = static_cast<int32_t>(s * blocks_per_seq + b);
+  std::vector<float> q(int64_t{kBatch} * num_heads * head_dim), out(q.size());
+  for (float& value : q) value = dist(rng);
+  const PagedKvView view{k.data(), v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
+  const double read_limit = Limits(Pool()).read_gb_per_s;  // measured before the clock starts
+  int64_t next = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    Pool().ParallelFor(int64_t{kBatch} * num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t i = item / num_kv_heads;
+        const int64_t stride = int64_t{num_heads} * head_dim;
+        const AttentionQueries queries{&q[i * stride],
+                                       stride,
+                                       &out[i * stride],
+                                       stride,
+                                       1,
+                                       num_heads,
+                                       context - 1,
+                                       tables[(next + i) % num_seqs],
+                                       1.0f / std::sqrt(float(head_dim))};
+        PagedAttention(view, queries, 0, static_cast<int32_t>(item % num_kv_heads));
+      }
+    });
+    next = (next + kBatch) % num_seqs;
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double gb_per_s = double(seq_bytes) * kBatch * state.iterations() / seconds / 1e9;
+  state.counters["GB/s"] = gb_per_s;
+  state.counters["%read_bw"] = 100 * gb_per_s / read_limit;
+  state.counters["tokens/s"] = double(context) * kBatch * state.iterations() / seconds;
+  state.counters["bytes/token"] = double(seq_bytes) / context;
+  // Per CPU-second of the benchmark thread: with SURGE_BENCH_THREADS=1 (the caller runs
+  // every item) this is the kernel's own speed, unaffected by other load on the machine.
+  state.counters["GB/cpu_s"] = benchmark::Counter(
+      double(seq_bytes) * kBatch * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(KvDTypeName(dtype)) + "/" + SimdLevelName(ActiveSimdLevel()));
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t dtype = 0; dtype < 5; ++dtype) {
+    for (int64_t context : {512, 2048}) b->Args({dtype, context, 12, 12, 64});  // llama-110m
+    b->Args({dtype, 2048, 32, 8, 128});  // Llama-3-8B's heads: GQA 4, head_dim 128
+  }
+}
+BENCHMARK(BM_PagedAttention)
+    ->Apply(Shapes)
+    ->ArgNames({"dtype", "ctx", "heads", "kv_heads", "dim"})
+    ->MinTime(0.3)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace surge
