@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "apps/serve_runtime.h"
 #include "base/flags.h"
 #include "base/status.h"
 #include "tokenizer/tokenizer.h"
@@ -91,7 +92,7 @@ int RunTokenize(const std::vector<std::string>& args) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  auto tokenizer = Tokenizer::FromDirectory(parsed.model);
+  auto tokenizer = LoadTokenizerFor(parsed.model, /*tokenizer_dir=*/"");
   if (!tokenizer.ok()) {
     std::fprintf(stderr, "surge tokenize: %s\n", tokenizer.status().ToString().c_str());
     return 1;
