@@ -18,6 +18,7 @@
 #include "model/gguf_convert.h"
 #include "model/gguf_names.h"
 #include "model/model.h"
+#include "model/model_test_util.h"
 #include "model/weight_store.h"
 
 namespace surge {
@@ -46,26 +47,7 @@ std::string Convert(const std::string& hf_dir, GgufFileType type) {
   return out;
 }
 
-std::unique_ptr<Model> LoadOrDie(const std::string& path, ThreadPool* pool, LoadOptions options = {}) {
-  auto model = Model::Load(path, pool, options);
-  CHECK(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
 
-// Logits [ids.size(), vocab] of one sequence in one pass.
-std::vector<float> AllLogits(Model& model, const std::vector<int32_t>& ids) {
-  const int32_t block_size = 16;
-  const int32_t num_blocks = static_cast<int32_t>(ids.size() + block_size - 1) / block_size;
-  KvStorage kv(model.kv_layout(block_size), num_blocks);
-  std::vector<BlockId> table(num_blocks);
-  std::iota(table.begin(), table.end(), 0);
-  std::vector<int32_t> rows(ids.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  const SequenceChunk chunk{0, static_cast<int32_t>(ids.size()), 0, table};
-  std::vector<float> logits(ids.size() * model.config().vocab_size);
-  model.Forward({ids, {&chunk, 1}, rows}, kv, logits);
-  return logits;
-}
 
 std::vector<int32_t> SomeIds(int64_t vocab, int n) {
   std::vector<int32_t> ids;
@@ -95,14 +77,14 @@ TEST(GgufModelTest, F32FilesGiveExactlyTheHfLogits) {
                                   "--model-type llama --tie --attention-bias"}) {
     const std::string hf = MakeTiny("exact" + std::to_string(std::hash<std::string>()(flags)), flags);
     const std::string gguf = Convert(hf, GgufFileType::kF32);
-    std::unique_ptr<Model> want = LoadOrDie(hf, &pool), got = LoadOrDie(gguf, &pool);
+    std::unique_ptr<Model> want = LoadModelOrDie(hf, &pool), got = LoadModelOrDie(gguf, &pool);
     EXPECT_EQ(got->config().num_kv_heads, want->config().num_kv_heads);
     EXPECT_EQ(got->config().tie_word_embeddings, want->config().tie_word_embeddings);
     const std::vector<int32_t> ids = SomeIds(want->config().vocab_size, 40);
     EXPECT_TRUE(AllLogits(*want, ids) == AllLogits(*got, ids)) << flags;
     // bf16 from an F16 file: the same bits as bf16 from the HF model only up to f16
     // rounding; just close.
-    std::unique_ptr<Model> f16 = LoadOrDie(Convert(hf, GgufFileType::kF16), &pool);
+    std::unique_ptr<Model> f16 = LoadModelOrDie(Convert(hf, GgufFileType::kF16), &pool);
     EXPECT_LT(Compare(AllLogits(*want, ids), AllLogits(*f16, ids)).max_relative, 5e-3) << flags;
   }
 }
@@ -121,8 +103,8 @@ TEST(GgufModelTest, RopeScalingSurvivesConversion) {
   for (const auto& c : cases) {
     const std::string hf = MakeTiny("rope" + std::to_string(std::hash<std::string>()(c.scaling)),
                                     std::string("--model-type llama --rope-scaling '") + c.scaling + "'");
-    std::unique_ptr<Model> want = LoadOrDie(hf, &pool);
-    std::unique_ptr<Model> got = LoadOrDie(Convert(hf, GgufFileType::kF32), &pool);
+    std::unique_ptr<Model> want = LoadModelOrDie(hf, &pool);
+    std::unique_ptr<Model> got = LoadModelOrDie(Convert(hf, GgufFileType::kF32), &pool);
     const std::vector<int32_t> ids = SomeIds(want->config().vocab_size, 300);  // past 64
     const Error e = Compare(AllLogits(*want, ids), AllLogits(*got, ids));
     EXPECT_LE(e.max_relative, c.max_relative) << c.scaling;
@@ -179,11 +161,11 @@ TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
                                     std::string("--model-type ") + arch +
                                         " --hidden-size 256 --intermediate-size 512"
                                         " --num-attention-heads 4 --num-key-value-heads 2");
-    std::unique_ptr<Model> f32 = LoadOrDie(hf, &pool);
+    std::unique_ptr<Model> f32 = LoadModelOrDie(hf, &pool);
     const std::vector<int32_t> ids = SomeIds(f32->config().vocab_size, 48);
     const std::vector<float> want = AllLogits(*f32, ids);
     auto error_of = [&](const std::string& path, LoadOptions options, const std::string& label) {
-      std::unique_ptr<Model> model = LoadOrDie(path, &pool, options);
+      std::unique_ptr<Model> model = LoadModelOrDie(path, &pool, options);
       const Error e = Compare(want, AllLogits(*model, ids));
       std::printf("%-6s %-22s max |diff|/max|logit| %.4f  rms %.4f  weights %.2f MB\n", arch,
                   label.c_str(), e.max_relative, e.rms_relative, model->linear_weight_bytes() / 1e6);
@@ -226,7 +208,7 @@ TEST(GgufModelTest, LegacyBlockTypesLoad) {
   const std::string hf = MakeTiny("legacy", "--model-type qwen2");
   auto file = GgufFile::Open(Convert(hf, GgufFileType::kF32));
   ASSERT_TRUE(file.ok());
-  std::unique_ptr<Model> f32 = LoadOrDie(hf, &pool);
+  std::unique_ptr<Model> f32 = LoadModelOrDie(hf, &pool);
   const std::vector<int32_t> ids = SomeIds(f32->config().vocab_size, 40);
   const std::vector<float> want = AllLogits(*f32, ids);
   const struct {
@@ -257,39 +239,20 @@ TEST(GgufModelTest, LegacyBlockTypesLoad) {
     }
     const std::string path = Temp(std::string("legacy_") + BlockTypeName(c.block) + ".gguf");
     CHECK(w.WriteFile(path).ok());
-    const Error e = Compare(want, AllLogits(*LoadOrDie(path, &pool), ids));
+    const Error e = Compare(want, AllLogits(*LoadModelOrDie(path, &pool), ids));
     std::printf("%s: rms %.4f max %.4f\n", BlockTypeName(c.block), e.rms_relative, e.max_relative);
     EXPECT_LT(e.rms_relative, c.max_rms) << BlockTypeName(c.block);
   }
 }
 
-// HF-style strided perplexity (as model_quantized_test.cc).
-double Perplexity(Model& model, const std::vector<int32_t>& ids) {
-  const int64_t window = std::min<int64_t>(512, model.config().max_position_embeddings);
-  const int64_t stride = window / 2, vocab = model.config().vocab_size;
-  double nll = 0;
-  int64_t scored = 0, next = 1;
-  for (int64_t begin = 0; next < static_cast<int64_t>(ids.size()); begin += stride) {
-    const int64_t end = std::min<int64_t>(begin + window, ids.size());
-    const std::vector<float> logits = AllLogits(model, {ids.begin() + begin, ids.begin() + end});
-    for (; next < end; ++next, ++scored) {
-      const float* row = &logits[(next - 1 - begin) * vocab];
-      double max = row[0], sum = 0;
-      for (int64_t v = 1; v < vocab; ++v) max = std::max(max, double{row[v]});
-      for (int64_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - max);
-      nll -= row[ids[next]] - max - std::log(sum);
-    }
-  }
-  return std::exp(nll / scored);
-}
 
 TEST(GgufModelTest, PerplexityOfConvertedStories260K) {
   nlohmann::json data = nlohmann::json::parse(std::ifstream("tests/data/held_out_story_ids.json"));
   const std::vector<int32_t> ids = data["ids"];
   ThreadPool pool(2);
   const std::string hf = "models/stories260K";
-  const double f32 = Perplexity(*LoadOrDie(hf, &pool), ids);
-  const double gguf_f32 = Perplexity(*LoadOrDie(Convert(hf, GgufFileType::kF32), &pool), ids);
+  const double f32 = Perplexity(*LoadModelOrDie(hf, &pool), ids);
+  const double gguf_f32 = Perplexity(*LoadModelOrDie(Convert(hf, GgufFileType::kF32), &pool), ids);
   EXPECT_EQ(gguf_f32, f32);
   // stories260K's rows are 64 and 172 wide: k-quants fall back (Q4_K -> Q4_0, Q6_K ->
   // Q8_0) and ffn_down (172) stays F16, as llama-quantize would also do.
@@ -301,7 +264,7 @@ TEST(GgufModelTest, PerplexityOfConvertedStories260K) {
   for (const auto& c : cases) {
     const std::string path = Temp(std::string("stories.") + GgufFileTypeName(c.type) + ".gguf");
     ASSERT_TRUE(ConvertHfToGguf(hf, path, c.type).ok());
-    const double ppl = Perplexity(*LoadOrDie(path, &pool), ids);
+    const double ppl = Perplexity(*LoadModelOrDie(path, &pool), ids);
     std::printf("perplexity gguf %-7s %.4f (%+.2f%% vs f32 %.4f)\n", GgufFileTypeName(c.type), ppl,
                 100 * (ppl / f32 - 1), f32);
     EXPECT_LT(ppl, f32 * c.max_ratio) << GgufFileTypeName(c.type);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/model_test_util.h"
 
 namespace surge {
 namespace {
@@ -23,30 +24,11 @@ namespace {
 constexpr char kStories[] = "models/stories260K";
 constexpr KvDType kQuantized[] = {KvDType::kBF16, KvDType::kF16, KvDType::kInt8, KvDType::kInt4};
 
-std::unique_ptr<Model> LoadOrDie(const std::string& dir, ThreadPool* pool) {
-  auto model = Model::Load(dir, pool);
-  CHECK(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
 
 int32_t ArgmaxOf(const float* row, int64_t n) {
   return static_cast<int32_t>(std::max_element(row, row + n) - row);
 }
 
-// Logits [ids.size(), vocab] of one sequence fed in one pass (positions from 0).
-std::vector<float> AllLogits(Model& model, const std::vector<int32_t>& ids, KvDType dtype) {
-  const int32_t block_size = 16;
-  const int32_t num_blocks = static_cast<int32_t>(ids.size() + block_size - 1) / block_size;
-  KvStorage kv(model.kv_layout(block_size, dtype), num_blocks);
-  std::vector<BlockId> table(num_blocks);
-  std::iota(table.begin(), table.end(), 0);
-  std::vector<int32_t> rows(ids.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  const SequenceChunk chunk{0, static_cast<int32_t>(ids.size()), 0, table};
-  std::vector<float> logits(ids.size() * model.config().vocab_size);
-  model.Forward({ids, {&chunk, 1}, rows}, kv, logits);
-  return logits;
-}
 
 // Greedy continuation: the prompt in one pass, then one token per pass (paged decode,
 // blocks in reverse order so that block ids and positions differ).
@@ -114,20 +96,6 @@ Agreement Compare(Model& model, const std::vector<std::vector<int32_t>>& prompts
   return a;
 }
 
-// Perplexity of ids (one window: the story fits the model's context).
-double Perplexity(Model& model, const std::vector<int32_t>& ids, KvDType dtype) {
-  const std::vector<float> logits = AllLogits(model, ids, dtype);
-  const int64_t vocab = model.config().vocab_size;
-  double nll = 0;
-  for (size_t t = 1; t < ids.size(); ++t) {
-    const float* row = &logits[(t - 1) * vocab];
-    const double max = *std::max_element(row, row + vocab);
-    double sum = 0;
-    for (int64_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - max);
-    nll -= row[ids[t]] - max - std::log(sum);
-  }
-  return std::exp(nll / (ids.size() - 1));
-}
 
 std::vector<std::vector<int32_t>> GoldenPrompts() {
   nlohmann::json goldens =
@@ -156,7 +124,7 @@ struct Bound {
 
 TEST(ModelKvDTypeTest, StoriesGreedyAndPerplexityCloseToF32) {
   ThreadPool pool(2);
-  std::unique_ptr<Model> model = LoadOrDie(kStories, &pool);
+  std::unique_ptr<Model> model = LoadModelOrDie(kStories, &pool);
   const std::vector<std::vector<int32_t>> prompts = GoldenPrompts();
   nlohmann::json data = nlohmann::json::parse(std::ifstream("tests/data/held_out_story_ids.json"));
   std::vector<int32_t> story = data["ids"];
@@ -196,7 +164,7 @@ std::string RandomModelKvTest::dir_;
 
 TEST_F(RandomModelKvTest, GreedyCloseToF32) {
   ThreadPool pool(2);
-  std::unique_ptr<Model> model = LoadOrDie(dir_, &pool);
+  std::unique_ptr<Model> model = LoadModelOrDie(dir_, &pool);
   ASSERT_EQ(model->config().head_dim, 64);
   std::mt19937 rng(5);
   std::uniform_int_distribution<int32_t> token(3, 511);
@@ -223,7 +191,7 @@ TEST_F(RandomModelKvTest, GreedyCloseToF32) {
 // bits alone and inside a batch with another sequence, with other blocks.
 TEST(ModelKvDTypeTest, LogitsAreBatchInvariantInEveryFormat) {
   ThreadPool pool(3);
-  std::unique_ptr<Model> model = LoadOrDie(kStories, &pool);
+  std::unique_ptr<Model> model = LoadModelOrDie(kStories, &pool);
   nlohmann::json goldens =
       nlohmann::json::parse(std::ifstream(std::string(kStories) + "/goldens.json"));
   std::vector<int32_t> a = goldens["cases"][0]["input_ids"], b = goldens["cases"][1]["input_ids"];

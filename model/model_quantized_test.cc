@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/model_test_util.h"
 
 namespace surge {
 namespace {
@@ -40,26 +41,7 @@ const Format kFormats[] = {
     {{WeightDType::kF32, Quantization::kInt4, 32, /*int4_lm_head=*/true}, 0.35, 0.13, 0.83},
 };
 
-std::unique_ptr<Model> LoadOrDie(ThreadPool* pool, const LoadOptions& options) {
-  auto model = Model::Load(kStories, pool, options);
-  CHECK(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
 
-// Logits [ids.size(), vocab] of one sequence fed in one pass (positions from 0).
-std::vector<float> AllLogits(Model& model, const std::vector<int32_t>& ids) {
-  const int32_t block_size = 16;
-  const int32_t num_blocks = static_cast<int32_t>(ids.size() + block_size - 1) / block_size;
-  KvStorage kv(model.kv_layout(block_size), num_blocks);
-  std::vector<BlockId> table(num_blocks);
-  std::iota(table.begin(), table.end(), 0);
-  std::vector<int32_t> rows(ids.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  const SequenceChunk chunk{0, static_cast<int32_t>(ids.size()), 0, table};
-  std::vector<float> logits(ids.size() * model.config().vocab_size);
-  model.Forward({ids, {&chunk, 1}, rows}, kv, logits);
-  return logits;
-}
 
 std::vector<std::vector<int32_t>> GoldenSequences() {
   nlohmann::json goldens =
@@ -77,10 +59,10 @@ int64_t ArgmaxOf(const float* row, int64_t n) { return std::max_element(row, row
 
 TEST(ModelQuantizedTest, LogitsCloseToF32) {
   ThreadPool pool(2);
-  std::unique_ptr<Model> f32 = LoadOrDie(&pool, {});
+  std::unique_ptr<Model> f32 = LoadModelOrDie(kStories, &pool, {});
   const int64_t vocab = f32->config().vocab_size;
   for (const Format& format : kFormats) {
-    std::unique_ptr<Model> model = LoadOrDie(&pool, format.options);
+    std::unique_ptr<Model> model = LoadModelOrDie(kStories, &pool, format.options);
     double max_diff = 0, max_logit = 0, sum_diff2 = 0, sum_logit2 = 0;
     int64_t rows = 0, same_argmax = 0;
     for (const std::vector<int32_t>& ids : GoldenSequences()) {
@@ -114,7 +96,7 @@ TEST(ModelQuantizedTest, LogitsAreBatchInvariant) {
   const std::vector<int32_t>& a = sequences[0];
   const std::vector<int32_t>& b = sequences[1];
   for (const Format& format : kFormats) {
-    std::unique_ptr<Model> model = LoadOrDie(&pool, format.options);
+    std::unique_ptr<Model> model = LoadModelOrDie(kStories, &pool, format.options);
     const std::vector<float> alone = AllLogits(*model, a);
     // b's tokens first, then a's, as two sequences of one pass.
     const int32_t block_size = 16, vocab = model->config().vocab_size;
@@ -135,35 +117,13 @@ TEST(ModelQuantizedTest, LogitsAreBatchInvariant) {
   }
 }
 
-// Perplexity of ids under the model, HF-style strided: windows of at most the model's
-// context (512 positions), stride 256, each window scoring only tokens no earlier
-// window scored, every one with at least 256 tokens of context after the first.
-double Perplexity(Model& model, const std::vector<int32_t>& ids) {
-  const int64_t window = std::min<int64_t>(512, model.config().max_position_embeddings);
-  const int64_t stride = window / 2, vocab = model.config().vocab_size;
-  double nll = 0;
-  int64_t scored = 0, next_to_score = 1;
-  for (int64_t begin = 0; next_to_score < static_cast<int64_t>(ids.size()); begin += stride) {
-    const int64_t end = std::min<int64_t>(begin + window, ids.size());
-    const std::vector<int32_t> piece(ids.begin() + begin, ids.begin() + end);
-    const std::vector<float> logits = AllLogits(model, piece);
-    for (; next_to_score < end; ++next_to_score, ++scored) {
-      const float* row = &logits[(next_to_score - 1 - begin) * vocab];
-      double max = row[0], sum = 0;
-      for (int64_t v = 1; v < vocab; ++v) max = std::max(max, double{row[v]});
-      for (int64_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - max);
-      nll -= row[ids[next_to_score]] - max - std::log(sum);
-    }
-  }
-  return std::exp(nll / scored);
-}
-
+// HF-style strided perplexity (model/model_test_util.h) on the held-out story.
 TEST(ModelQuantizedTest, PerplexityOnHeldOutStory) {
   nlohmann::json data = nlohmann::json::parse(std::ifstream("tests/data/held_out_story_ids.json"));
   const std::vector<int32_t> ids = data["ids"];
   ASSERT_GT(ids.size(), 500u);
   ThreadPool pool(2);
-  const double f32 = Perplexity(*LoadOrDie(&pool, {}), ids);
+  const double f32 = Perplexity(*LoadModelOrDie(kStories, &pool, {}), ids);
   std::printf("perplexity over %zu tokens: f32 %.4f\n", ids.size() - 1, f32);
   EXPECT_GT(f32, 1.0);
   EXPECT_LT(f32, 20.0) << "stories260K should find a TinyStories-like text easy";
@@ -178,7 +138,7 @@ TEST(ModelQuantizedTest, PerplexityOnHeldOutStory) {
                {{WeightDType::kF32, Quantization::kInt4, 64}, 1.12},
                {{WeightDType::kF32, Quantization::kInt4, 128}, 1.15}};
   for (const auto& c : cases) {
-    const double ppl = Perplexity(*LoadOrDie(&pool, c.options), ids);
+    const double ppl = Perplexity(*LoadModelOrDie(kStories, &pool, c.options), ids);
     std::printf("perplexity %-9s %.4f (%+.2f%% vs f32)\n", LoadOptionsName(c.options).c_str(), ppl,
                 100 * (ppl / f32 - 1));
     EXPECT_LT(ppl, f32 * c.max_ratio) << LoadOptionsName(c.options);
@@ -195,12 +155,12 @@ TEST(ModelQuantizedTest, RejectsBadOptions) {
 }
 
 TEST(ModelQuantizedTest, WeightBytesShrinkWithTheFormat) {
-  const int64_t f32 = LoadOrDie(nullptr, {})->linear_weight_bytes();
-  const int64_t bf16 = LoadOrDie(nullptr, {WeightDType::kBF16})->linear_weight_bytes();
+  const int64_t f32 = LoadModelOrDie(kStories, nullptr, {})->linear_weight_bytes();
+  const int64_t bf16 = LoadModelOrDie(kStories, nullptr, {WeightDType::kBF16})->linear_weight_bytes();
   const int64_t int8 =
-      LoadOrDie(nullptr, {WeightDType::kF32, Quantization::kInt8})->linear_weight_bytes();
+      LoadModelOrDie(kStories, nullptr, {WeightDType::kF32, Quantization::kInt8})->linear_weight_bytes();
   const int64_t int4 =
-      LoadOrDie(nullptr, {WeightDType::kF32, Quantization::kInt4, 32})->linear_weight_bytes();
+      LoadModelOrDie(kStories, nullptr, {WeightDType::kF32, Quantization::kInt4, 32})->linear_weight_bytes();
   EXPECT_EQ(bf16 * 2, f32);
   EXPECT_LT(int8, f32 / 3.5);
   EXPECT_LT(int4, int8);

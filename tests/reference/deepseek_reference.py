@@ -35,49 +35,12 @@ import argparse
 import json
 import math
 import os
-import struct
 import sys
 
-import numpy as np
 import torch
 
-NUMPY_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "F8_E4M3": "u1"}
-
-
-def fp8_e4m3fn_to_f32(raw):
-    """float8_e4m3fn bytes -> float32: bias 7, no infinities, S.1111.111 is NaN."""
-    raw = raw.astype(np.uint32)
-    sign = np.where(raw & 0x80, -1.0, 1.0).astype(np.float32)
-    exponent = ((raw >> 3) & 0xF).astype(np.int32)
-    mantissa = (raw & 0x7).astype(np.float32)
-    normal = (1.0 + mantissa / 8.0) * np.exp2(exponent - 7).astype(np.float32)
-    subnormal = (mantissa / 8.0) * np.float32(2.0 ** -6)
-    values = sign * np.where(exponent == 0, subnormal, normal)
-    return np.where((raw & 0x7F) == 0x7F, np.float32(np.nan), values).astype(np.float32)
-
-
-def read_safetensors(path):
-    """name -> float32 torch tensor; FP8 widened (not yet scaled)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (header_len,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + header_len])
-    base = 8 + header_len
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        raw = np.frombuffer(data[base + begin:base + end], dtype=NUMPY_DTYPES[info["dtype"]])
-        if info["dtype"] == "BF16":
-            values = (raw.astype(np.uint32) << 16).view(np.float32)
-        elif info["dtype"] == "F8_E4M3":
-            values = fp8_e4m3fn_to_f32(raw)
-        else:
-            values = raw.astype(np.float32)
-        tensors[name] = torch.from_numpy(values.reshape(info["shape"]).copy())
-    return tensors
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hf_reference import fp8_e4m3fn_to_f32, read_safetensors  # noqa: E402,F401
 
 def load_weights(model_dir):
     index_path = os.path.join(model_dir, "model.safetensors.index.json")
