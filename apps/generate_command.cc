@@ -134,7 +134,7 @@ int Run(const GenerateFlags& f) {
                prompt_ids.size(), first_token_s * 1e3, num_out, total_s * 1e3,
                num_out > 1 ? (num_out - 1) / (total_s - first_token_s) : 0.0,
                FinishReasonName(result->finish_reason),
-               LoadOptionsName((*model)->load_options()).c_str(), KvDTypeName(*kv_dtype));
+               (*model)->linear_weight_formats().c_str(), KvDTypeName(*kv_dtype));
   return 0;
 }
 

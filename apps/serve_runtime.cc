@@ -59,7 +59,7 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
 Status ServeRuntime::Load() {
   pool_ = std::make_unique<ThreadPool>(config_.threads);
   ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
-  LOG(INFO) << "model " << config_.model_dir << ": weights " << LoadOptionsName(config_.load) << ", "
+  LOG(INFO) << "model " << config_.model_dir << ": weights " << model_->linear_weight_formats() << ", "
             << model_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
   ASSIGN_OR_RETURN(tokenizer_, LoadTokenizerFor(config_.model_dir, config_.tokenizer_dir));
   ServerOptions& server = config_.server;

@@ -74,6 +74,9 @@ class Model {
   const LoadOptions& load_options() const { return options_; }
   // Bytes of all linear-layer weights (what one decode step streams from memory).
   int64_t linear_weight_bytes() const;
+  // The formats the linear layers are held in, e.g. "int8" or "int4-g32+int8" (a GGUF
+  // file's tensor types decide them, not the load options).
+  std::string linear_weight_formats() const;
   // The KV cache layout for this model: rows of head_dim values in `dtype`.
   KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const;
 

@@ -1,6 +1,7 @@
 // Model::Load: config.json and the safetensors weights; norms and embeddings as f32
 // arrays, linear layers packed into the chosen format (kernels/packed_weight.h), q/k/v
 // and gate/up stacked so that each takes one MatMul.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -212,6 +213,23 @@ int64_t Model::linear_weight_bytes() const {
              l.gate_up.weight.size_bytes() + l.down.weight.size_bytes();
   }
   return bytes;
+}
+
+std::string Model::linear_weight_formats() const {
+  std::vector<std::string> names;
+  auto add = [&names](const Linear& linear) {
+    const WeightMatrix& m = linear.matrix();
+    std::string name = WeightDTypeName(m.dtype);
+    if (m.dtype == WeightDType::kInt4) name += "-g" + std::to_string(m.group_size);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  for (const Layer& l : layers_) {
+    for (const Linear* linear : {&l.qkv, &l.o_proj, &l.gate_up, &l.down}) add(*linear);
+  }
+  add(lm_head_);
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : "+") + name;
+  return joined;
 }
 
 Status Model::LoadLayer(const WeightSource& store, int64_t index, Layer& layer) {
