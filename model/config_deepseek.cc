@@ -1,7 +1,10 @@
 // The DeepSeek V2/V3 (and R1) part of config.json: MLA and MoE hyper-parameters, YaRN
 // and FP8 quantization_config. Semantics as in tests/reference/deepseek_reference.py
 // (written from DeepSeek's modeling_deepseek.py and inference/model.py).
+#include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "model/config.h"
 #include "model/config_reader.h"
