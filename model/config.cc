@@ -9,101 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
+#include "model/config_reader.h"
 
 namespace surge {
 namespace {
 
-using Json = nlohmann::json;
-
-// Dimensions and token ids feed int32 arithmetic downstream (token ids are int32).
-constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
-
-std::string JsonTypeName(const Json& value) {
-  if (value.is_number_integer()) return "integer";
-  if (value.is_number_float()) return "float";
-  return value.type_name();
-}
-
-// Typed access to one JSON object. The first error wins and is kept in a Status shared by
-// the readers of nested objects, so the parser reads as a flat list of fields instead of
-// one early return per key. Errors start with the file path and name the key.
-class ConfigReader {
- public:
-  ConfigReader(const Json& object, const std::string& path, Status* status,
-               std::string prefix = "")
-      : object_(object), path_(path), status_(status), prefix_(std::move(prefix)) {}
-
-  bool ok() const { return status_->ok(); }
-  void Fail(StatusCode code, const std::string& message) {
-    if (status_->ok()) *status_ = Status(code, path_ + ": " + message);
-  }
-  // HF treats an explicit null like an absent key for optional fields ("use the default").
-  bool Has(const std::string& key) const {
-    auto it = object_.find(key);
-    return it != object_.end() && !it->is_null();
-  }
-  bool IsNull(const std::string& key) const {
-    auto it = object_.find(key);
-    return it != object_.end() && it->is_null();
-  }
-  const Json& At(const std::string& key) const { return object_.at(key); }
-  std::string Name(const std::string& key) const { return "'" + prefix_ + key + "'"; }
-  bool Require(const std::string& key) {
-    if (Has(key)) return true;
-    Fail(StatusCode::kInvalidArgument, "missing key " + Name(key));
-    return false;
-  }
-  void WrongType(const std::string& key, const std::string& expected, const Json& value) {
-    Fail(StatusCode::kInvalidArgument,
-         "key " + Name(key) + " must be " + expected + ", got " + JsonTypeName(value));
-  }
-
-  // Optional getters leave *out untouched when the key is absent or null.
-  void Int(const std::string& key, int64_t* out, int64_t min = 1, int64_t max = kMaxDim) {
-    if (!Has(key)) return;
-    const Json& value = At(key);
-    if (!value.is_number_integer()) return WrongType(key, "an integer", value);
-    // An unsigned value above the int64 range is above `max` too.
-    bool too_big = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(max);
-    int64_t v = too_big ? max : value.get<int64_t>();
-    if (too_big || v < min || v > max) {
-      return Fail(StatusCode::kInvalidArgument,
-                  "key " + Name(key) + " must be in [" + std::to_string(min) + ", " +
-                      std::to_string(max) + "], got " + value.dump());
-    }
-    *out = v;
-  }
-  // A finite number > 0.
-  void Positive(const std::string& key, double* out) {
-    if (!Has(key)) return;
-    const Json& value = At(key);
-    if (!value.is_number()) return WrongType(key, "a number", value);
-    double v = value.get<double>();
-    if (!std::isfinite(v) || v <= 0) {
-      return Fail(StatusCode::kInvalidArgument,
-                  "key " + Name(key) + " must be > 0, got " + value.dump());
-    }
-    *out = v;
-  }
-  void Bool(const std::string& key, bool* out) {
-    if (!Has(key)) return;
-    const Json& value = At(key);
-    if (!value.is_boolean()) return WrongType(key, "a boolean", value);
-    *out = value.get<bool>();
-  }
-  void String(const std::string& key, std::string* out) {
-    if (!Has(key)) return;
-    const Json& value = At(key);
-    if (!value.is_string()) return WrongType(key, "a string", value);
-    *out = value.get<std::string>();
-  }
-
- private:
-  const Json& object_;
-  const std::string& path_;
-  Status* status_;
-  std::string prefix_;
-};
+using config_internal::ConfigReader;
+using config_internal::Json;
+using config_internal::JsonTypeName;
+using config_internal::kMaxDim;
 
 // model_type decides the architecture; `architectures`, when present, must name the
 // causal-LM class (a LlamaForSequenceClassification checkpoint has no lm_head).
@@ -118,10 +32,16 @@ void ReadArchitecture(ConfigReader& reader, ModelConfig* config) {
   } else if (config->model_type == "qwen2") {
     config->architecture = Architecture::kQwen2;
     expected_class = "Qwen2ForCausalLM";
+  } else if (config->model_type == "deepseek_v2") {
+    config->architecture = Architecture::kDeepseekV2;
+    expected_class = "DeepseekV2ForCausalLM";
+  } else if (config->model_type == "deepseek_v3") {
+    config->architecture = Architecture::kDeepseekV3;
+    expected_class = "DeepseekV3ForCausalLM";
   } else {
-    return reader.Fail(StatusCode::kUnimplemented, "unsupported model_type '" +
-                                                       config->model_type +
-                                                       "' (supported: llama, qwen2)");
+    return reader.Fail(StatusCode::kUnimplemented,
+                       "unsupported model_type '" + config->model_type +
+                           "' (supported: llama, qwen2, deepseek_v2, deepseek_v3)");
   }
   if (!reader.Has("architectures")) return;
   const Json& classes = reader.At("architectures");
@@ -150,10 +70,11 @@ void ReadLlama3RopeScaling(ConfigReader& reader, RopeScaling* rope) {
   }
 }
 
-// null/absent, "default", "linear" and "llama3"; the rest (yarn, dynamic, longrope...)
-// change attention in ways the forward pass does not implement, so they are refused.
+// null/absent, "default", "linear" and "llama3", and "yarn" for DeepSeek (whose attention
+// carries YaRN's scales); the rest (dynamic, longrope...), and yarn elsewhere, change
+// attention in ways the forward pass does not implement, so they are refused.
 void ReadRopeScaling(ConfigReader& outer, const std::string& path, Status* status,
-                     RopeScaling* rope) {
+                     bool deepseek, RopeScaling* rope) {
   if (!outer.Has("rope_scaling")) return;
   const Json& object = outer.At("rope_scaling");
   if (!object.is_object()) return outer.WrongType("rope_scaling", "an object", object);
@@ -172,9 +93,12 @@ void ReadRopeScaling(ConfigReader& outer, const std::string& path, Status* statu
   } else if (type == "llama3") {
     rope->type = RopeScaling::Type::kLlama3;
     ReadLlama3RopeScaling(reader, rope);
+  } else if (type == "yarn" && deepseek) {
+    config_internal::ReadYarnRopeScaling(reader, rope);
   } else {
-    reader.Fail(StatusCode::kUnimplemented, "unsupported rope_scaling type '" + type +
-                                                "' (supported: default, linear, llama3)");
+    reader.Fail(StatusCode::kUnimplemented,
+                "unsupported rope_scaling type '" + type + "' (supported: default, linear, llama3" +
+                    (deepseek ? ", yarn)" : "; yarn for deepseek_v2/v3 only)"));
   }
 }
 
@@ -204,7 +128,8 @@ void ReadSpecialTokens(ConfigReader& reader, ModelConfig* config) {
   }
 }
 
-// Defaults of transformers' LlamaConfig / Qwen2Config for keys config.json may omit.
+// Defaults of transformers' LlamaConfig / Qwen2Config (and of DeepSeek's configuration_
+// deepseek.py) for keys config.json may omit.
 void SetArchitectureDefaults(ModelConfig* config) {
   config->rms_norm_eps = 1e-6;
   config->rope_theta = 10000.0;
@@ -213,6 +138,14 @@ void SetArchitectureDefaults(ModelConfig* config) {
     config->max_position_embeddings = 2048;
     config->bos_token_id = 1;
     config->eos_token_ids = {2};
+  } else if (config->architecture == Architecture::kDeepseekV2) {
+    config->max_position_embeddings = 2048;  // DeepseekV2Config
+    config->bos_token_id = 100000;
+    config->eos_token_ids = {100001};
+  } else if (config->architecture == Architecture::kDeepseekV3) {
+    config->max_position_embeddings = 4096;  // DeepseekV3Config
+    config->bos_token_id = 0;
+    config->eos_token_ids = {1};
   } else {
     config->max_position_embeddings = 32768;
     config->bos_token_id = -1;  // Qwen2Config sets none; tokenizer_config.json does
@@ -290,9 +223,19 @@ StatusOr<ModelConfig> ParseObject(const Json& root, const std::string& path) {
   SetArchitectureDefaults(&config);
   ReadDimensions(reader, &config);
   ReadBiasesAndActivation(reader, &config);
-  ReadRopeScaling(reader, path, &status, &config.rope_scaling);
+  const bool deepseek = IsDeepseek(config);
+  ReadRopeScaling(reader, path, &status, deepseek, &config.rope_scaling);
   ReadSpecialTokens(reader, &config);
+  config_internal::ReadQuantizationConfig(reader, path, &status, &config);
+  if (deepseek) config_internal::ReadDeepseekFields(reader, &config);
   RETURN_IF_ERROR(status);
+  if (deepseek) {
+    // MLA heads have no single head_dim (q and k are qk_nope + qk_rope wide, v is
+    // v_head_dim) and no KV-head grouping: the dense shape checks below do not apply.
+    config.head_dim = config.mla->q_head_dim();
+    RETURN_IF_ERROR(config_internal::ValidateDeepseek(config, path));
+    return config;
+  }
   if (config.head_dim == 0) {
     if (config.hidden_size % config.num_heads != 0) {
       return InvalidArgumentError(path + ": hidden_size (" + std::to_string(config.hidden_size) +
@@ -306,6 +249,44 @@ StatusOr<ModelConfig> ParseObject(const Json& root, const std::string& path) {
 }
 
 }  // namespace
+
+bool IsDeepseek(const ModelConfig& config) {
+  return config.architecture == Architecture::kDeepseekV2 ||
+         config.architecture == Architecture::kDeepseekV3;
+}
+
+bool IsMoeLayer(const ModelConfig& config, int64_t layer) {
+  if (!config.moe) return false;
+  return layer >= config.moe->first_k_dense_replace && layer % config.moe->moe_layer_freq == 0;
+}
+
+RopeParams RopeParamsFor(const ModelConfig& c) {
+  RopeParams p;
+  p.head_dim = c.mla ? c.mla->qk_rope_head_dim : c.head_dim;
+  p.theta = c.rope_theta;
+  const RopeScaling& s = c.rope_scaling;
+  p.factor = s.factor;
+  p.low_freq_factor = s.low_freq_factor;
+  p.high_freq_factor = s.high_freq_factor;
+  p.original_max_position_embeddings = static_cast<double>(s.original_max_position_embeddings);
+  p.beta_fast = s.beta_fast;
+  p.beta_slow = s.beta_slow;
+  p.mscale = s.mscale;
+  p.mscale_all_dim = s.mscale_all_dim;
+  switch (s.type) {
+    case RopeScaling::Type::kNone: p.kind = RopeKind::kDefault; break;
+    case RopeScaling::Type::kLinear: p.kind = RopeKind::kLinear; break;
+    case RopeScaling::Type::kLlama3: p.kind = RopeKind::kLlama3; break;
+    case RopeScaling::Type::kYarn: p.kind = RopeKind::kYarn; break;
+  }
+  return p;
+}
+
+double AttentionSoftmaxScale(const ModelConfig& c) {
+  const int64_t q_head_dim = c.mla ? c.mla->q_head_dim() : c.head_dim;
+  return std::pow(static_cast<double>(q_head_dim), -0.5) *
+         RopeSoftmaxScaleFactor(RopeParamsFor(c));
+}
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& path) {
   // nlohmann reports errors by exception; they stop here and become a Status.

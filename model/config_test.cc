@@ -158,7 +158,7 @@ TEST(ModelConfigTest, UnsupportedModelType) {
   Json json = LlamaJson();
   json["model_type"] = "gpt2";
   ExpectError(Parse(json), StatusCode::kUnimplemented,
-              "unsupported model_type 'gpt2' (supported: llama, qwen2)");
+              "unsupported model_type 'gpt2' (supported: llama, qwen2, deepseek_v2, deepseek_v3)");
 }
 
 TEST(ModelConfigTest, UnsupportedArchitectureClass) {

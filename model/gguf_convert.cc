@@ -228,6 +228,11 @@ Status WriteGgufModelMetadata(const ModelConfig& c, GgufFileType type, GgufWrite
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        GgufFileType type, const GgufTokenizerWriter& write_tokenizer) {
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(hf_dir));
+  // The writer knows the llama/qwen2 layouts only; a DeepSeek model is not one of them.
+  if (IsDeepseek(config) || config.fp8) {
+    return UnimplementedError(hf_dir + "/config.json: converting " + config.model_type +
+                              (config.fp8 ? " (FP8)" : "") + " to GGUF is not implemented");
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(hf_dir));
   GgufWriter writer;
   RETURN_IF_ERROR(WriteGgufModelMetadata(config, type, writer));

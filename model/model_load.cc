@@ -16,6 +16,13 @@ namespace {
 
 // What the forward pass needs beyond what the config parser already enforces.
 Status ValidateForForward(const ModelConfig& c) {
+  // The config validated; refuse here, by name, rather than read it as a llama.
+  if (IsDeepseek(c)) {
+    return UnimplementedError(c.model_type + ": MLA/MoE forward not implemented yet");
+  }
+  if (c.fp8) {
+    return UnimplementedError(c.model_type + ": FP8 weights are supported for DeepSeek only");
+  }
   if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.vocab_size <= 0) {
     return InvalidArgumentError("config: sizes must be positive");
   }
@@ -29,29 +36,6 @@ Status ValidateForForward(const ModelConfig& c) {
                                 std::to_string(c.head_dim));
   }
   return OkStatus();
-}
-
-RopeParams RopeParamsFor(const ModelConfig& c) {
-  RopeParams p;
-  p.head_dim = c.head_dim;
-  p.theta = c.rope_theta;
-  p.factor = c.rope_scaling.factor;
-  p.low_freq_factor = c.rope_scaling.low_freq_factor;
-  p.high_freq_factor = c.rope_scaling.high_freq_factor;
-  p.original_max_position_embeddings =
-      static_cast<double>(c.rope_scaling.original_max_position_embeddings);
-  switch (c.rope_scaling.type) {
-    case RopeScaling::Type::kNone:
-      p.kind = RopeKind::kDefault;
-      break;
-    case RopeScaling::Type::kLinear:
-      p.kind = RopeKind::kLinear;
-      break;
-    case RopeScaling::Type::kLlama3:
-      p.kind = RopeKind::kLlama3;
-      break;
-  }
-  return p;
 }
 
 std::string LayerPrefix(int64_t index) { return "model.layers." + std::to_string(index) + "."; }

@@ -71,6 +71,8 @@ int64_t Argmax(const float* x, int64_t n) {
 }
 
 double RopeInvFrequency(const RopeParams& p, int64_t i) {
+  // YaRN's reference is the PyTorch one (tests/data/deepseek_yarn_rope.json, rope_yarn_test).
+  CHECK(p.kind != RopeKind::kYarn) << "no scalar YaRN reference here";
   const double base = 1.0 / std::pow(p.theta, 2.0 * i / p.head_dim);
   if (p.kind == RopeKind::kLinear) return base / p.factor;
   if (p.kind != RopeKind::kLlama3) return base;
