@@ -41,18 +41,17 @@ void FoldScores(const VecOps& ops, float* scores, int32_t n, int32_t head_dim, H
 
 // Folds keys [t0, t0 + n) -- all in one block, rows k_rows / v_rows apart by row_stride
 // bytes -- into each head's state; each head reads the rows itself, decoding them in
-// registers.
+// registers, one row-op call per tile (dot_rows / axpy_rows: bit for bit dot / axpy row
+// by row).
 void AttendTile(const VecOps& ops, const KvRowOps& rows, const uint8_t* k_rows,
                 const uint8_t* v_rows, int64_t row_stride, int32_t n, int32_t head_dim,
                 float scale, HeadState* heads, int32_t num_heads) {
   float scores[kKeyTile];
   for (int32_t h = 0; h < num_heads; ++h) {
     HeadState& head = heads[h];
-    for (int32_t t = 0; t < n; ++t)
-      scores[t] = rows.dot(head.q, k_rows + t * row_stride, head_dim) * scale;
+    rows.dot_rows(head.q, k_rows, row_stride, n, head_dim, scale, scores);
     FoldScores(ops, scores, n, head_dim, head);
-    for (int32_t t = 0; t < n; ++t)
-      rows.axpy(scores[t], v_rows + t * row_stride, head.out, head_dim);
+    rows.axpy_rows(scores, v_rows, row_stride, n, head.out, head_dim);
   }
 }
 
