@@ -208,7 +208,6 @@ BENCHMARK(BM_PagedPrefill)
     ->Apply(PrefillShapes)
     ->ArgNames({"dtype", "ctx", "queries", "heads", "kv_heads", "dim", "tiled"})
     ->MinTime(0.2)
-    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
