@@ -14,6 +14,9 @@ namespace {
 constexpr int32_t kKeyTile = 32;
 // Query heads per pass over the keys; bigger groups take several passes.
 constexpr int32_t kMaxHeadsPerPass = 16;
+// Queries per pass over the keys (PagedAttentionQueries): a key tile's K/V rows stay in
+// L1 while every query of the tile takes them.
+constexpr int32_t kMaxQueriesPerTile = kMaxPagedAttentionQueryTile;
 
 // Running softmax state of one query head: out holds sum_j exp(s_j - max) * v_j.
 struct HeadState {
@@ -38,18 +41,17 @@ void FoldScores(const VecOps& ops, float* scores, int32_t n, int32_t head_dim, H
 
 // Folds keys [t0, t0 + n) -- all in one block, rows k_rows / v_rows apart by row_stride
 // bytes -- into each head's state; each head reads the rows itself, decoding them in
-// registers.
+// registers, one row-op call per tile (dot_rows / axpy_rows: bit for bit dot / axpy row
+// by row).
 void AttendTile(const VecOps& ops, const KvRowOps& rows, const uint8_t* k_rows,
                 const uint8_t* v_rows, int64_t row_stride, int32_t n, int32_t head_dim,
                 float scale, HeadState* heads, int32_t num_heads) {
   float scores[kKeyTile];
   for (int32_t h = 0; h < num_heads; ++h) {
     HeadState& head = heads[h];
-    for (int32_t t = 0; t < n; ++t)
-      scores[t] = rows.dot(head.q, k_rows + t * row_stride, head_dim) * scale;
+    rows.dot_rows(head.q, k_rows, row_stride, n, head_dim, scale, scores);
     FoldScores(ops, scores, n, head_dim, head);
-    for (int32_t t = 0; t < n; ++t)
-      rows.axpy(scores[t], v_rows + t * row_stride, head.out, head_dim);
+    rows.axpy_rows(scores, v_rows, row_stride, n, head.out, head_dim);
   }
 }
 
@@ -62,72 +64,133 @@ void DecodeRow(const KvRowOps& rows, const uint8_t* row, int32_t head_dim, float
   rows.axpy(1.0f, row, x, head_dim);
 }
 
-// AttendTile for several heads sharing an int4 kv head (GQA): each K and V row is
-// decoded once into an f32 row on the stack (L1), and every head of the group takes the
-// f32 ops on it, instead of each head decoding the row again. Per head, the same
-// operations in the same order whatever the batch: still batch-invariant.
-void AttendTileDecodedOnce(const VecOps& ops, const KvRowOps& rows, const uint8_t* k_rows,
-                           const uint8_t* v_rows, int64_t row_stride, int32_t n,
-                           int32_t head_dim, float scale, HeadState* heads, int32_t num_heads) {
-  alignas(64) float x[kMaxDecodedDim];
-  float scores[kMaxHeadsPerPass][kKeyTile];
-  for (int32_t t = 0; t < n; ++t) {
-    DecodeRow(rows, k_rows + t * row_stride, head_dim, x);
-    for (int32_t h = 0; h < num_heads; ++h) scores[h][t] = ops.dot(heads[h].q, x, head_dim) * scale;
-  }
-  for (int32_t h = 0; h < num_heads; ++h) FoldScores(ops, scores[h], n, head_dim, heads[h]);
-  for (int32_t t = 0; t < n; ++t) {
-    DecodeRow(rows, v_rows + t * row_stride, head_dim, x);
-    for (int32_t h = 0; h < num_heads; ++h) ops.axpy(scores[h][t], x, heads[h].out, head_dim);
-  }
+// Decodes rows [0, n) of a tile, row_stride bytes apart, into x [n, head_dim] f32.
+void DecodeRows(const KvRowOps& rows, const uint8_t* first, int64_t row_stride, int32_t n,
+                int32_t head_dim, float* x) {
+  for (int32_t t = 0; t < n; ++t) DecodeRow(rows, first + t * row_stride, head_dim, x + t * head_dim);
 }
 
-// All keys [0, num_keys) for up to kMaxHeadsPerPass heads, block by block.
-void AttendHeads(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
-                 const AttentionQueries& queries, int32_t kv_head, int32_t num_keys,
-                 HeadState* heads, int32_t num_heads) {
+// AttendTile for several heads sharing an int4 kv head (GQA), on K/V rows decoded once
+// into xk / xv [n, head_dim] f32 (L1) for every head (and query) of the tile instead of
+// each head decoding them again. Per head, the same operations in the same order
+// whatever the batch: still batch-invariant.
+void AttendDecodedTile(const VecOps& ops, const float* xk, const float* xv, int32_t n,
+                       int32_t head_dim, float scale, HeadState* heads, int32_t num_heads) {
+  float scores[kMaxHeadsPerPass][kKeyTile];
+  for (int32_t t = 0; t < n; ++t)
+    for (int32_t h = 0; h < num_heads; ++h)
+      scores[h][t] = ops.dot(heads[h].q, xk + t * head_dim, head_dim) * scale;
+  for (int32_t h = 0; h < num_heads; ++h) FoldScores(ops, scores[h], n, head_dim, heads[h]);
+  for (int32_t t = 0; t < n; ++t)
+    for (int32_t h = 0; h < num_heads; ++h)
+      ops.axpy(scores[h][t], xv + t * head_dim, heads[h].out, head_dim);
+}
+
+// A tile of queries, each with up to kMaxHeadsPerPass heads of one kv head.
+struct QueryTile {
+  HeadState heads[kMaxQueriesPerTile][kMaxHeadsPerPass];  // [query, head]
+  int32_t num_keys[kMaxQueriesPerTile];                   // query i sees keys [0, num_keys[i])
+  int32_t num_queries = 0;
+  int32_t num_heads = 0;
+};
+
+// All keys of every query in `tile`, key tile by key tile: every query's key tiles are
+// a prefix of the last (longest) query's -- they start at the same t0 and only the
+// last one a query sees is cut short at its own num_keys -- so each query folds exactly
+// the tiles, in the order, that it would alone, while a tile's K/V rows are read from
+// memory (and int4 rows decoded) once for the whole query tile instead of per query.
+void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
+                     const AttentionQueries& queries, int32_t kv_head, QueryTile& tile) {
   const int64_t row_stride = KvRowBytes(kv.dtype, kv.head_dim);  // consecutive positions
   // Only int4 rows cost enough to decode (nibble split, scale and min per group: ~6 ops
   // per 16 values) that a decoded copy pays for its stores and loads; for bf16/f16/int8
   // (1-2 ops) A/B runs could not tell the two apart. One head gains nothing from a copy.
+  // The choice depends on the shape only, never on the batch (the two round differently).
   const bool decode_once =
-      kv.dtype == KvDType::kInt4 && num_heads > 1 && kv.head_dim <= kMaxDecodedDim;
-  for (int32_t t0 = 0; t0 < num_keys;) {
+      kv.dtype == KvDType::kInt4 && tile.num_heads > 1 && kv.head_dim <= kMaxDecodedDim;
+  alignas(64) float xk[kKeyTile * kMaxDecodedDim];  // [n, head_dim]: 64 KiB of stack each
+  alignas(64) float xv[kKeyTile * kMaxDecodedDim];
+  const int32_t max_keys = tile.num_keys[tile.num_queries - 1];
+  for (int32_t t0 = 0; t0 < max_keys;) {
     const int32_t block_index = t0 / kv.block_size;
     const int32_t row = t0 % kv.block_size;
-    const int32_t n = std::min({kKeyTile, kv.block_size - row, num_keys - t0});
+    const int32_t n = std::min({kKeyTile, kv.block_size - row, max_keys - t0});
     const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
-    (decode_once ? AttendTileDecodedOnce : AttendTile)(ops, rows, kv.k + offset, kv.v + offset,
-                                                       row_stride, n, kv.head_dim, queries.scale,
-                                                       heads, num_heads);
+    const uint8_t* k_rows = kv.k + offset;
+    const uint8_t* v_rows = kv.v + offset;
+    if (decode_once) {
+      DecodeRows(rows, k_rows, row_stride, n, kv.head_dim, xk);
+      DecodeRows(rows, v_rows, row_stride, n, kv.head_dim, xv);
+    }
+    for (int32_t i = 0; i < tile.num_queries; ++i) {
+      const int32_t n_i = std::min(n, tile.num_keys[i] - t0);  // this query's cut of the tile
+      if (n_i <= 0) continue;
+      if (decode_once) {
+        AttendDecodedTile(ops, xk, xv, n_i, kv.head_dim, queries.scale, tile.heads[i],
+                          tile.num_heads);
+      } else {
+        AttendTile(ops, rows, k_rows, v_rows, row_stride, n_i, kv.head_dim, queries.scale,
+                   tile.heads[i], tile.num_heads);
+      }
+    }
     t0 += n;
   }
 }
 
+// Queries [query_begin, query_end) (at most kMaxQueriesPerTile), heads [first, first +
+// num_heads) of kv head `kv_head`'s group.
+void AttendHeadPass(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
+                    const AttentionQueries& queries, int32_t query_begin, int32_t query_end,
+                    int32_t kv_head, int32_t first, int32_t num_heads) {
+  const int32_t group = queries.num_heads / kv.num_kv_heads;
+  QueryTile tile;
+  tile.num_queries = query_end - query_begin;
+  tile.num_heads = num_heads;
+  for (int32_t i = 0; i < tile.num_queries; ++i) {
+    const int32_t query = query_begin + i;
+    tile.num_keys[i] = queries.start_position + query + 1;
+    DCHECK(static_cast<int64_t>(queries.block_table.size()) * kv.block_size >= tile.num_keys[i]);
+    const float* q_row = queries.q + query * queries.q_stride;
+    float* out_row = queries.out + query * queries.out_stride;
+    for (int32_t h = 0; h < num_heads; ++h) {
+      const int64_t offset = static_cast<int64_t>(kv_head * group + first + h) * kv.head_dim;
+      tile.heads[i][h] = {q_row + offset, out_row + offset,
+                          -std::numeric_limits<float>::infinity(), 0.0f};
+      std::fill_n(tile.heads[i][h].out, kv.head_dim, 0.0f);
+    }
+  }
+  AttendQueryTile(ops, rows, kv, queries, kv_head, tile);
+  for (int32_t i = 0; i < tile.num_queries; ++i)
+    for (int32_t h = 0; h < num_heads; ++h)
+      ops.scale(1.0f / tile.heads[i][h].sum, tile.heads[i][h].out, kv.head_dim);
+}
+
 }  // namespace
 
-void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
-                             const AttentionQueries& queries, int32_t query, int32_t kv_head) {
+void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,
+                                    const AttentionQueries& queries, int32_t query_begin,
+                                    int32_t query_end, int32_t kv_head) {
   const VecOps& ops = VecOpsFor(level);
   const KvRowOps& rows = KvRowOpsFor(level, kv.dtype);
   const int32_t group = queries.num_heads / kv.num_kv_heads;
-  const int32_t num_keys = queries.start_position + query + 1;
   DCHECK(queries.num_heads % kv.num_kv_heads == 0);
-  DCHECK(static_cast<int64_t>(queries.block_table.size()) * kv.block_size >= num_keys);
-  const float* q_row = queries.q + query * queries.q_stride;
-  float* out_row = queries.out + query * queries.out_stride;
-  for (int32_t first = 0; first < group; first += kMaxHeadsPerPass) {
-    HeadState heads[kMaxHeadsPerPass];
-    const int32_t num_heads = std::min(kMaxHeadsPerPass, group - first);
-    for (int32_t h = 0; h < num_heads; ++h) {
-      const int64_t offset = static_cast<int64_t>(kv_head * group + first + h) * kv.head_dim;
-      heads[h] = {q_row + offset, out_row + offset, -std::numeric_limits<float>::infinity(), 0.0f};
-      std::fill_n(heads[h].out, kv.head_dim, 0.0f);
-    }
-    AttendHeads(ops, rows, kv, queries, kv_head, num_keys, heads, num_heads);
-    for (int32_t h = 0; h < num_heads; ++h)
-      ops.scale(1.0f / heads[h].sum, heads[h].out, kv.head_dim);
+  DCHECK(0 <= query_begin && query_begin <= query_end && query_end <= queries.num_queries);
+  for (int32_t q0 = query_begin; q0 < query_end; q0 += kMaxQueriesPerTile) {
+    const int32_t q1 = std::min(query_end, q0 + kMaxQueriesPerTile);
+    for (int32_t first = 0; first < group; first += kMaxHeadsPerPass)
+      AttendHeadPass(ops, rows, kv, queries, q0, q1, kv_head, first,
+                     std::min(kMaxHeadsPerPass, group - first));
   }
+}
+
+void PagedAttentionQueries(const PagedKvView& kv, const AttentionQueries& queries,
+                           int32_t query_begin, int32_t query_end, int32_t kv_head) {
+  PagedAttentionQueriesWithLevel(ActiveSimdLevel(), kv, queries, query_begin, query_end, kv_head);
+}
+
+void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
+                             const AttentionQueries& queries, int32_t query, int32_t kv_head) {
+  PagedAttentionQueriesWithLevel(level, kv, queries, query, query + 1, kv_head);
 }
 
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,

@@ -55,6 +55,20 @@ struct AttentionQueries {
 // same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
+
+// Queries per pass over the keys in PagedAttentionQueries; longer ranges take several.
+constexpr int32_t kMaxPagedAttentionQueryTile = 16;
+
+// PagedAttention for queries [query_begin, query_end) of `queries` (a prefill chunk),
+// bit for bit what PagedAttention computes for each query alone: each query folds
+// exactly its own keys through the same operations in the same order. Faster because a
+// tile of up to kMaxPagedAttentionQueryTile queries takes each block's K/V rows while
+// they are in L1 (and int4 rows decoded once for the whole tile).
+void PagedAttentionQueries(const PagedKvView& kv, const AttentionQueries& queries,
+                           int32_t query_begin, int32_t query_end, int32_t kv_head);
+void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,
+                                    const AttentionQueries& queries, int32_t query_begin,
+                                    int32_t query_end, int32_t kv_head);
 void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
                              const AttentionQueries& queries, int32_t query, int32_t kv_head);
 

@@ -11,6 +11,7 @@
 // SURGE_BENCH_THREADS=1 runs everything on one core.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -129,6 +130,85 @@ BENCHMARK(BM_PagedAttention)
     ->ArgNames({"dtype", "ctx", "heads", "kv_heads", "dim"})
     ->MinTime(0.3)
     ->Unit(benchmark::kMicrosecond);
+
+// Prefill attention: one sequence's chunk of `queries` queries at the end of a context
+// of `ctx` positions (query j sees ctx - queries + j + 1 keys), all kv heads, as one
+// layer of a prefill step runs it. Mode 0 calls PagedAttention once per (query, kv
+// head), the per-query path; mode 1 calls PagedAttentionQueries on tiles of
+// kMaxPagedAttentionQueryTile queries. K/V are warm (one sequence: a few MiB), as in a
+// prefill that has just written them. pairs/s counts (query, cached position) pairs,
+// all heads of a pair together; GFLOP/s counts 4 * head_dim flops per (head, pair).
+//
+//   SURGE_BENCH_THREADS=1 build/kernels/attention_bench --benchmark_filter=BM_PagedPrefill
+void BM_PagedPrefill(benchmark::State& state) {
+  const KvDType dtype = kDTypes[state.range(0)];
+  const int32_t context = static_cast<int32_t>(state.range(1));
+  const int32_t num_queries = static_cast<int32_t>(state.range(2));
+  const int32_t num_heads = static_cast<int32_t>(state.range(3));
+  const int32_t num_kv_heads = static_cast<int32_t>(state.range(4));
+  const int32_t head_dim = static_cast<int32_t>(state.range(5));
+  const bool tiled = state.range(6) != 0;
+  const int64_t row_bytes = KvRowBytes(dtype, head_dim);
+  const int32_t num_blocks = (context + kBlockSize - 1) / kBlockSize;
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(head_dim);
+  // [num_blocks, num_kv_heads, kBlockSize] rows each
+  std::vector<uint8_t> k(int64_t{num_blocks} * num_kv_heads * kBlockSize * row_bytes), v(k.size());
+  for (int64_t r = 0; r < int64_t{num_blocks} * num_kv_heads * kBlockSize; ++r) {
+    for (float& value : x) value = dist(rng);
+    QuantizeKvRow(dtype, x.data(), head_dim, &k[r * row_bytes]);
+    for (float& value : x) value = dist(rng);
+    QuantizeKvRow(dtype, x.data(), head_dim, &v[r * row_bytes]);
+  }
+  std::vector<int32_t> table(num_blocks);
+  for (int32_t b = 0; b < num_blocks; ++b) table[b] = num_blocks - 1 - b;  // not in order
+  const int64_t stride = int64_t{num_heads} * head_dim;
+  std::vector<float> q(num_queries * stride), out(q.size());  // [num_queries, num_heads * head_dim]
+  for (float& value : q) value = dist(rng);
+  const PagedKvView view{k.data(), v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
+  const AttentionQueries queries{q.data(),   stride,       out.data(),
+                                 stride,     num_queries,  num_heads,
+                                 context - num_queries, table, 1.0f / std::sqrt(float(head_dim))};
+  const int32_t tile = tiled ? kMaxPagedAttentionQueryTile : 1;
+  const int64_t num_tiles = (num_queries + tile - 1) / tile;
+  for (auto _ : state) {
+    Pool().ParallelFor(num_tiles * num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        const int32_t first = static_cast<int32_t>(item / num_kv_heads) * tile;
+        const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
+        if (tiled) {
+          PagedAttentionQueries(view, queries, first, std::min(num_queries, first + tile), kv_head);
+        } else {
+          PagedAttention(view, queries, first, kv_head);
+        }
+      }
+    });
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double pairs = (double(context) - num_queries) * num_queries +
+                       double(num_queries) * (num_queries + 1) / 2;
+  state.counters["pairs/s"] =
+      benchmark::Counter(pairs * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      pairs * num_heads * head_dim * 4e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(KvDTypeName(dtype)) + "/" + SimdLevelName(ActiveSimdLevel()) +
+                 (tiled ? "/tiled" : "/per-query"));
+}
+
+void PrefillShapes(benchmark::internal::Benchmark* b) {
+  for (int64_t dtype = 0; dtype < 5; ++dtype) {
+    for (int64_t tiled : {0, 1}) {
+      for (int64_t context : {1024, 2048}) b->Args({dtype, context, 256, 12, 12, 64, tiled});
+      b->Args({dtype, 2048, 256, 32, 8, 128, tiled});  // GQA 4, head_dim 128
+    }
+  }
+}
+BENCHMARK(BM_PagedPrefill)
+    ->Apply(PrefillShapes)
+    ->ArgNames({"dtype", "ctx", "queries", "heads", "kv_heads", "dim", "tiled"})
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace surge

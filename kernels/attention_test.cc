@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -202,6 +203,65 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
   std::mt19937 rng(10);
   // 20 query heads per kv head: passes of 16 and 4.
   for (KvDType dtype : kAllKvDTypes) CheckShape(Shape{40, 2, 16, 4, 30, 3}, rng, dtype);
+}
+
+// The batch invariance contract for prefill: a query's output from PagedAttentionQueries
+// over any range of a chunk is bit for bit its output alone (PagedAttention, as decode
+// computes it), for every format, SIMD level and GQA ratio (20: two head passes; 4 and
+// 20 take the int4 decoded-once path), chunk sizes 1..40 (several query tiles, the last
+// one partial) and starts on, before and after block and key-tile boundaries.
+TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
+  std::mt19937 rng(14);
+  constexpr int32_t kMaxChunk = 40;
+  const struct {
+    int32_t start, block_size;
+  } starts[] = {{0, 16}, {15, 16}, {33, 16}, {47, 48}, {64, 5}};
+  for (int32_t ratio : {1, 4, 20}) {
+    for (const auto& st : starts) {
+      for (KvDType dtype : kAllKvDTypes) {
+        const int32_t num_kv_heads = ratio == 1 ? 2 : 1;
+        const Shape shape{ratio * num_kv_heads, num_kv_heads, 40, st.block_size, st.start,
+                          kMaxChunk};
+        Scenario scenario(shape, rng, dtype);
+        for (SimdLevel level : SupportedSimdLevels()) {
+          std::vector<float> alone(scenario.q.size(), NAN);
+          const AttentionQueries all = scenario.queries(alone.data());
+          for (int32_t j = 0; j < kMaxChunk; ++j)
+            for (int32_t g = 0; g < num_kv_heads; ++g)
+              PagedAttentionWithLevel(level, scenario.kv(), all, j, g);
+          for (int32_t chunk = 1; chunk <= kMaxChunk; ++chunk) {
+            // The chunk's queries in one range, and (some sizes) the same chunk split at
+            // query `split` into two ranges, as threads may take it.
+            const int32_t split = chunk / 3;
+            std::vector<float> tiled(scenario.q.size(), NAN), halves(tiled.size(), NAN);
+            AttentionQueries queries = scenario.queries(tiled.data());
+            queries.num_queries = chunk;
+            AttentionQueries split_queries = scenario.queries(halves.data());
+            split_queries.num_queries = chunk;
+            const bool also_split = chunk % 4 == 3;  // every size would double the time
+            if (!also_split) halves = alone;
+            for (int32_t g = 0; g < num_kv_heads; ++g) {
+              PagedAttentionQueriesWithLevel(level, scenario.kv(), queries, 0, chunk, g);
+              if (!also_split) continue;
+              PagedAttentionQueriesWithLevel(level, scenario.kv(), split_queries, 0, split, g);
+              PagedAttentionQueriesWithLevel(level, scenario.kv(), split_queries, split, chunk, g);
+            }
+            const size_t size = size_t(chunk) * shape.num_heads * shape.head_dim;
+            for (size_t i = 0; i < size; ++i) {
+              // memcmp-like: the same bits, NaN never expected.
+              ASSERT_EQ(std::bit_cast<uint32_t>(tiled[i]), std::bit_cast<uint32_t>(alone[i]))
+                  << KvDTypeName(dtype) << " " << SimdLevelName(level) << " ratio " << ratio
+                  << " start " << st.start << " block " << st.block_size << " chunk " << chunk
+                  << " at " << i;
+              ASSERT_EQ(std::bit_cast<uint32_t>(halves[i]), std::bit_cast<uint32_t>(alone[i]))
+                  << KvDTypeName(dtype) << " " << SimdLevelName(level) << " split " << split
+                  << " chunk " << chunk << " at " << i;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(PagedAttentionTest, SingleKeyCopiesValue) {

@@ -50,6 +50,13 @@ struct KvRowOps {
   void (*quantize)(const float* x, int32_t n, uint8_t* row);
   float (*dot)(const float* q, const uint8_t* row, int32_t n);        // q . dequant(row)
   void (*axpy)(float a, const uint8_t* row, float* y, int32_t n);     // y += a * dequant(row)
+  // num_rows rows, row_stride bytes apart (one kv head's keys in a block): bit for bit
+  // scores[t] = dot(q, row t, n) * scale, and axpy(a[t], row t, y, n) for t = 0, 1, ...
+  // in that order -- one call per key tile instead of one per row (kernels/kv_rows-inl.h).
+  void (*dot_rows)(const float* q, const uint8_t* rows, int64_t row_stride, int32_t num_rows,
+                   int32_t n, float scale, float* scores);
+  void (*axpy_rows)(const float* a, const uint8_t* rows, int64_t row_stride, int32_t num_rows,
+                    float* y, int32_t n);
 };
 
 // Every level's table for every dtype; the caller must only ask for levels the CPU runs.

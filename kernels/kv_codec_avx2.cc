@@ -18,6 +18,7 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#include "kernels/kv_rows-inl.h"
 #include "kernels/x86_avx2-inl.h"
 
 namespace surge {
@@ -165,14 +166,19 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 
 const KvRowOps& Avx2KvRowOps(KvDType dtype) {
   const KvRowOps& scalar = ScalarKvRowOps(dtype);
-  static const KvRowOps kF32{ScalarKvRowOps(KvDType::kF32).quantize, DotF32, AxpyF32};
+  static const KvRowOps kF32{ScalarKvRowOps(KvDType::kF32).quantize, DotF32, AxpyF32,
+                             DotRows<DotF32>, AxpyRows<AxpyF32>};
   static const KvRowOps kBf16{ScalarKvRowOps(KvDType::kBF16).quantize, DotElementwise<Bf16Load>,
-                              AxpyElementwise<Bf16Load>};
+                              AxpyElementwise<Bf16Load>, DotRows<DotElementwise<Bf16Load>>,
+                              AxpyRows<AxpyElementwise<Bf16Load>>};
   static const KvRowOps kF16{ScalarKvRowOps(KvDType::kF16).quantize, DotElementwise<F16Load>,
-                             AxpyElementwise<F16Load>};
+                             AxpyElementwise<F16Load>, DotRows<DotElementwise<F16Load>>,
+                             AxpyRows<AxpyElementwise<F16Load>>};
   static const KvRowOps kInt8{ScalarKvRowOps(KvDType::kInt8).quantize, DotElementwise<Int8Load>,
-                              AxpyElementwise<Int8Load>};
-  static const KvRowOps kInt4{ScalarKvRowOps(KvDType::kInt4).quantize, DotInt4, AxpyInt4};
+                              AxpyElementwise<Int8Load>, DotRows<DotElementwise<Int8Load>>,
+                              AxpyRows<AxpyElementwise<Int8Load>>};
+  static const KvRowOps kInt4{ScalarKvRowOps(KvDType::kInt4).quantize, DotInt4, AxpyInt4,
+                              DotRows<DotInt4>, AxpyRows<AxpyInt4>};
   switch (dtype) {
     case KvDType::kF32:
       return kF32;

@@ -18,6 +18,7 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
+#include "kernels/kv_rows-inl.h"
 #include "kernels/x86_avx512-inl.h"
 
 namespace surge {
@@ -57,6 +58,17 @@ struct Int8Load {
   }
 };
 
+// f32 rows for the batched ops: DotElementwise / AxpyElementwise with it are Avx512VecOps'
+// dot / axpy step for step (same accumulators, the same masked tail, factor 1 exact).
+struct F32Load {
+  const float* values;
+  float factor = 1.0f;
+  explicit F32Load(const uint8_t* row) : values(reinterpret_cast<const float*>(row)) {}
+  __m512 operator()(int32_t i, __mmask16 mask) const {
+    return _mm512_maskz_loadu_ps(mask, values + i);
+  }
+};
+
 template <typename Load>
 float DotElementwise(const float* q, const uint8_t* row, int32_t n) {
   const Load load(row);
@@ -86,6 +98,24 @@ void AxpyElementwise(float a, const uint8_t* row, float* y, int32_t n) {
     const __mmask16 mask = Avx512TailMask(n - i);
     _mm512_mask_storeu_ps(y + i, mask,
                           _mm512_fmadd_ps(va, load(i, mask), _mm512_maskz_loadu_ps(mask, y + i)));
+  }
+}
+
+// axpy_rows for the elementwise formats: AxpyElementwise row after row, but with y's
+// 16 lanes held in a register across the rows instead of stored and reloaded per row
+// (rows are bytes, which may alias y, so the compiler cannot do this itself). Each
+// lane takes the same FMAs in the same row order: bit for bit the row-by-row result.
+template <typename Load>
+void AxpyRowsElementwise(const float* a, const uint8_t* rows, int64_t row_stride,
+                         int32_t num_rows, float* y, int32_t n) {
+  for (int32_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = Avx512TailMask(std::min(n - i, 16));
+    __m512 acc = _mm512_maskz_loadu_ps(mask, y + i);
+    for (int32_t t = 0; t < num_rows; ++t) {
+      const Load load(rows + t * row_stride);
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(a[t] * load.factor), load(i, mask), acc);
+    }
+    _mm512_mask_storeu_ps(y + i, mask, acc);
   }
 }
 
@@ -138,6 +168,29 @@ void AxpyInt4(float a, const uint8_t* row, float* y, int32_t n) {
     _mm512_mask_storeu_ps(yg, mask_lo, _mm512_fmadd_ps(va, lo, _mm512_maskz_loadu_ps(mask_lo, yg)));
     _mm512_mask_storeu_ps(yg + 16, mask_hi,
                           _mm512_fmadd_ps(va, hi, _mm512_maskz_loadu_ps(mask_hi, yg + 16)));
+  }
+}
+
+// axpy_rows for int4: AxpyInt4 row after row with each group's y held in registers
+// across the rows (as AxpyRowsElementwise): the same FMAs per lane in the same order.
+void AxpyRowsInt4(const float* a, const uint8_t* rows, int64_t row_stride, int32_t num_rows,
+                  float* y, int32_t n) {
+  const int32_t groups = NumGroups(n);
+  for (int32_t g = 0; g < groups; ++g) {
+    __mmask16 mask_lo, mask_hi;
+    GroupMasks(n, g, &mask_lo, &mask_hi);
+    float* yg = y + g * kKvInt4GroupSize;
+    __m512 acc_lo = _mm512_maskz_loadu_ps(mask_lo, yg);
+    __m512 acc_hi = _mm512_maskz_loadu_ps(mask_hi, yg + 16);
+    for (int32_t t = 0; t < num_rows; ++t) {
+      __m512 lo, hi;
+      LoadInt4Group(rows + t * row_stride, groups, g, &lo, &hi);
+      const __m512 va = _mm512_set1_ps(a[t]);
+      acc_lo = _mm512_fmadd_ps(va, lo, acc_lo);
+      acc_hi = _mm512_fmadd_ps(va, hi, acc_hi);
+    }
+    _mm512_mask_storeu_ps(yg, mask_lo, acc_lo);
+    _mm512_mask_storeu_ps(yg + 16, mask_hi, acc_hi);
   }
 }
 
@@ -253,13 +306,17 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 }  // namespace
 
 const KvRowOps& Avx512KvRowOps(KvDType dtype) {
-  static const KvRowOps kF32{QuantizeF32, DotF32, AxpyF32};
+  static const KvRowOps kF32{QuantizeF32, DotF32, AxpyF32, DotRows<DotElementwise<F32Load>>,
+                             AxpyRowsElementwise<F32Load>};
   static const KvRowOps kBf16{Quantize16Bit<true>, DotElementwise<Bf16Load>,
-                              AxpyElementwise<Bf16Load>};
+                              AxpyElementwise<Bf16Load>, DotRows<DotElementwise<Bf16Load>>,
+                              AxpyRowsElementwise<Bf16Load>};
   static const KvRowOps kF16{Quantize16Bit<false>, DotElementwise<F16Load>,
-                             AxpyElementwise<F16Load>};
-  static const KvRowOps kInt8{QuantizeInt8, DotElementwise<Int8Load>, AxpyElementwise<Int8Load>};
-  static const KvRowOps kInt4{QuantizeInt4, DotInt4, AxpyInt4};
+                             AxpyElementwise<F16Load>, DotRows<DotElementwise<F16Load>>,
+                             AxpyRowsElementwise<F16Load>};
+  static const KvRowOps kInt8{QuantizeInt8, DotElementwise<Int8Load>, AxpyElementwise<Int8Load>,
+                              DotRows<DotElementwise<Int8Load>>, AxpyRowsElementwise<Int8Load>};
+  static const KvRowOps kInt4{QuantizeInt4, DotInt4, AxpyInt4, DotRows<DotInt4>, AxpyRowsInt4};
   switch (dtype) {
     case KvDType::kF32:
       return kF32;

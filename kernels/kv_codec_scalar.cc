@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/kv_codec.h"
+#include "kernels/kv_rows-inl.h"
 #include "kernels/vec_ops.h"
 #include "kernels/weight_codec.h"
 
@@ -82,11 +83,16 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 }  // namespace
 
 const KvRowOps& ScalarKvRowOps(KvDType dtype) {
-  static const KvRowOps kF32{Quantize<KvDType::kF32>, DotF32, AxpyF32};
-  static const KvRowOps kBf16{Quantize<KvDType::kBF16>, Dot<Bf16Decoder>, Axpy<Bf16Decoder>};
-  static const KvRowOps kF16{Quantize<KvDType::kF16>, Dot<F16Decoder>, Axpy<F16Decoder>};
-  static const KvRowOps kInt8{Quantize<KvDType::kInt8>, Dot<Int8Decoder>, Axpy<Int8Decoder>};
-  static const KvRowOps kInt4{Quantize<KvDType::kInt4>, Dot<Int4Decoder>, Axpy<Int4Decoder>};
+  static const KvRowOps kF32{Quantize<KvDType::kF32>, DotF32, AxpyF32, DotRows<DotF32>,
+                             AxpyRows<AxpyF32>};
+  static const KvRowOps kBf16{Quantize<KvDType::kBF16>, Dot<Bf16Decoder>, Axpy<Bf16Decoder>,
+                              DotRows<Dot<Bf16Decoder>>, AxpyRows<Axpy<Bf16Decoder>>};
+  static const KvRowOps kF16{Quantize<KvDType::kF16>, Dot<F16Decoder>, Axpy<F16Decoder>,
+                             DotRows<Dot<F16Decoder>>, AxpyRows<Axpy<F16Decoder>>};
+  static const KvRowOps kInt8{Quantize<KvDType::kInt8>, Dot<Int8Decoder>, Axpy<Int8Decoder>,
+                              DotRows<Dot<Int8Decoder>>, AxpyRows<Axpy<Int8Decoder>>};
+  static const KvRowOps kInt4{Quantize<KvDType::kInt4>, Dot<Int4Decoder>, Axpy<Int4Decoder>,
+                              DotRows<Dot<Int4Decoder>>, AxpyRows<Axpy<Int4Decoder>>};
   switch (dtype) {
     case KvDType::kF32:
       return kF32;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -150,6 +152,46 @@ TEST(KvCodecTest, EveryLevelDotAndAxpyMatchTheDecodedRow) {
           const double want = y[i] + double{a} * decoded[i];
           ASSERT_NEAR(got[i], want, 1e-6 * (std::fabs(y[i]) + std::fabs(a * decoded[i])))
               << SimdLevelName(level) << " " << what << " n " << n << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+// dot_rows / axpy_rows are dot / axpy row by row, bit for bit: paged attention takes the
+// batched ops for every batch shape, so this is what keeps its results batch-invariant.
+TEST(KvCodecTest, RowBatchesAreRowByRowBitForBit) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  constexpr int32_t kRows = 33;
+  for (SimdLevel level : SupportedSimdLevels()) {
+    for (KvDType dtype : kAll) {
+      const KvRowOps& ops = KvRowOpsFor(level, dtype);
+      for (int32_t n : kDims) {
+        const int64_t stride = KvRowBytes(dtype, n) + 4;  // rows not packed back to back
+        std::vector<uint8_t> rows(kRows * stride, 0xff);  // the gaps are NaN poison
+        std::vector<float> x(n), q(n), a(kRows), y(n);
+        for (int32_t t = 0; t < kRows; ++t) {
+          for (float& v : x) v = dist(rng);
+          ops.quantize(x.data(), n, &rows[t * stride]);
+          a[t] = dist(rng);
+        }
+        for (float& v : q) v = dist(rng);
+        for (float& v : y) v = dist(rng);
+        for (int32_t num_rows : {1, 2, 7, kRows}) {
+          const float scale = 0.125f + dist(rng) * dist(rng);
+          std::vector<float> scores(num_rows), want_y = y, got_y = y;
+          ops.dot_rows(q.data(), rows.data(), stride, num_rows, n, scale, scores.data());
+          ops.axpy_rows(a.data(), rows.data(), stride, num_rows, got_y.data(), n);
+          for (int32_t t = 0; t < num_rows; ++t) {
+            const float want = ops.dot(q.data(), &rows[t * stride], n) * scale;
+            ASSERT_EQ(std::bit_cast<uint32_t>(scores[t]), std::bit_cast<uint32_t>(want))
+                << SimdLevelName(level) << " " << KvDTypeName(dtype) << " n " << n << " row " << t;
+            ops.axpy(a[t], &rows[t * stride], want_y.data(), n);
+          }
+          ASSERT_EQ(0, std::memcmp(got_y.data(), want_y.data(), 4 * size_t(n)))
+              << SimdLevelName(level) << " " << KvDTypeName(dtype) << " n " << n << " rows "
+              << num_rows;
         }
       }
     }

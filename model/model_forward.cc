@@ -171,8 +171,12 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
   });
 }
 
-// One work item per (token, kv head): the query heads of that kv head, against its
-// sequence's keys up to the token's position.
+// One work item per (tile of up to kMaxPagedAttentionQueryTile consecutive tokens, kv
+// head): the query heads of that kv head, for each token against its sequence's keys up
+// to the token's position. A tile spanning sequences is split at their boundaries; how
+// tokens are tiled never changes a result (PagedAttentionQueries is bit for bit
+// PagedAttention per query), so tiles shrink until every thread has several items
+// (decode batches: one token per tile).
 void Model::Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const PagedKvView view = KvView(layer, kv);
   const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
@@ -189,15 +193,25 @@ void Model::Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
                                       scale};
   }
   const int64_t num_kv_heads = config_.num_kv_heads;
-  pool_->ParallelFor(
-      static_cast<int64_t>(batch.token_ids.size()) * num_kv_heads, [&](int64_t begin, int64_t end) {
-        for (int64_t item = begin; item < end; ++item) {
-          const int64_t t = item / num_kv_heads;
-          const int32_t s = act_.sequence_of_token[t];
-          const int32_t query = static_cast<int32_t>(t - batch.sequences[s].token_begin);
-          PagedAttention(view, act_.chunks[s], query, static_cast<int32_t>(item % num_kv_heads));
-        }
-      });
+  const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
+  const int64_t tile = std::clamp<int64_t>(
+      num_tokens * num_kv_heads / (4 * int64_t{pool_->num_threads()}), 1,
+      kMaxPagedAttentionQueryTile);
+  const int64_t num_tiles = (num_tokens + tile - 1) / tile;
+  pool_->ParallelFor(num_tiles * num_kv_heads, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
+      const int64_t tile_end = std::min(num_tokens, (item / num_kv_heads + 1) * tile);
+      for (int64_t t = item / num_kv_heads * tile; t < tile_end;) {
+        const int32_t s = act_.sequence_of_token[t];
+        const SequenceChunk& seq = batch.sequences[s];
+        const int64_t run_end = std::min<int64_t>(tile_end, seq.token_begin + seq.num_tokens);
+        PagedAttentionQueries(view, act_.chunks[s], static_cast<int32_t>(t - seq.token_begin),
+                              static_cast<int32_t>(run_end - seq.token_begin), kv_head);
+        t = run_end;
+      }
+    }
+  });
 }
 
 void Model::AddToResidual(int64_t num_tokens) {
