@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -75,13 +76,14 @@ void Scheduler::ScheduleWaiting() {
     const size_t index = policy_->PickNextWaiting(waiting_);
     Sequence& seq = *waiting_[index];
     if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
-    // With prefix caching, Allocate attaches the cached blocks that NumCachedTokens counted.
-    const int32_t num_cached = kv_.NumCachedTokens(seq.token_ids);
-    const int32_t num_tokens = std::min(seq.num_tokens() - num_cached, budget_tokens_);
-    if (!kv_.Allocate(seq.id, seq.token_ids, num_cached + num_tokens)) return;
+    // One prefix-cache lookup: the cached blocks are attached, the rest is allocated.
+    const std::optional<int32_t> num_cached =
+        kv_.AllocatePrompt(seq.id, seq.token_ids, budget_tokens_);
+    if (!num_cached) return;
+    const int32_t num_tokens = std::min(seq.num_tokens() - *num_cached, budget_tokens_);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
-    if (seq.num_preemptions == 0) seq.num_cached_tokens = num_cached;
-    seq.num_computed_tokens = num_cached;
+    if (seq.num_preemptions == 0) seq.num_cached_tokens = *num_cached;
+    seq.num_computed_tokens = *num_cached;
     seq.status = SequenceStatus::kRunning;
     running_.push_back(&seq);
     num_seq_slots_used_ += seq.num_seq_slots;

@@ -54,40 +54,60 @@ int32_t KvCacheManager::FindCached(std::span<const int32_t> token_ids, int32_t m
   return num_found;
 }
 
-int32_t KvCacheManager::NumCachedTokens(std::span<const int32_t> token_ids) const {
+int32_t KvCacheManager::MaxCachedBlocks(std::span<const int32_t> token_ids) const {
   if (!options_.enabled || token_ids.empty()) return 0;
-  const int32_t max_blocks = static_cast<int32_t>((token_ids.size() - 1) / block_size_);
-  return FindCached(token_ids, max_blocks, nullptr) * block_size_;
+  return static_cast<int32_t>((token_ids.size() - 1) / block_size_);
+}
+
+int32_t KvCacheManager::NumCachedTokens(std::span<const int32_t> token_ids) const {
+  return FindCached(token_ids, MaxCachedBlocks(token_ids), nullptr) * block_size_;
+}
+
+std::optional<int32_t> KvCacheManager::AllocatePrompt(SequenceId seq,
+                                                      std::span<const int32_t> token_ids,
+                                                      int32_t max_new_tokens) {
+  DCHECK(!tables_.contains(seq));
+  DCHECK(max_new_tokens >= 1);
+  Table fresh;
+  const int32_t num_cached = FindCached(token_ids, MaxCachedBlocks(token_ids), &fresh) * block_size_;
+  const int32_t num_new =
+      std::min(static_cast<int32_t>(token_ids.size()) - num_cached, max_new_tokens);
+  if (!AttachNew(seq, std::move(fresh), token_ids, num_cached + num_new)) return std::nullopt;
+  return num_cached;
 }
 
 bool KvCacheManager::Allocate(SequenceId seq, std::span<const int32_t> token_ids,
                               int32_t num_tokens) {
   DCHECK(static_cast<int32_t>(token_ids.size()) >= num_tokens);
   auto it = tables_.find(seq);
-  const bool is_new = it == tables_.end();
+  if (it != tables_.end()) return Grow(it->second, token_ids, num_tokens);
   Table fresh;
-  if (is_new && options_.enabled && !token_ids.empty()) {
-    const int32_t max_blocks = std::min<int32_t>(num_tokens / block_size_,
-                                                 static_cast<int32_t>((token_ids.size() - 1) / block_size_));
-    FindCached(token_ids, max_blocks, &fresh);
-  }
-  Table& table = is_new ? fresh : it->second;
-  const int32_t num_needed = NumBlocksFor(num_tokens) - static_cast<int32_t>(table.blocks.size());
+  FindCached(token_ids, std::min(num_tokens / block_size_, MaxCachedBlocks(token_ids)), &fresh);
+  return AttachNew(seq, std::move(fresh), token_ids, num_tokens);
+}
+
+bool KvCacheManager::AttachNew(SequenceId seq, Table fresh, std::span<const int32_t> token_ids,
+                               int32_t num_tokens) {
+  const int32_t num_needed = NumBlocksFor(num_tokens) - static_cast<int32_t>(fresh.blocks.size());
   // Cached blocks that no sequence holds count as free; attaching them takes them back.
   const auto num_revived = std::count_if(fresh.blocks.begin(), fresh.blocks.end(),
                                          [&](BlockId block) { return pool_.ref_count(block) == 0; });
   if (num_needed > pool_.num_free_blocks() - num_revived) return false;
-  if (is_new) {
-    for (BlockId block : fresh.blocks) pool_.AddRef(block);
-    if (options_.enabled) {
-      stats_.num_queried_tokens += static_cast<int64_t>(token_ids.size());
-      stats_.num_hit_tokens += static_cast<int64_t>(fresh.blocks.size()) * block_size_;
-    }
-    it = tables_.emplace(seq, std::move(fresh)).first;
+  for (BlockId block : fresh.blocks) pool_.AddRef(block);
+  if (options_.enabled) {
+    stats_.num_queried_tokens += static_cast<int64_t>(token_ids.size());
+    stats_.num_hit_tokens += static_cast<int64_t>(fresh.blocks.size()) * block_size_;
   }
-  Table& grown = it->second;
-  for (int32_t i = 0; i < num_needed; ++i) grown.blocks.push_back(AllocateBlock());
-  if (options_.enabled) FileFullBlocks(grown, token_ids, num_tokens);
+  const bool grown = Grow(tables_.emplace(seq, std::move(fresh)).first->second, token_ids, num_tokens);
+  DCHECK(grown);
+  return grown;
+}
+
+bool KvCacheManager::Grow(Table& table, std::span<const int32_t> token_ids, int32_t num_tokens) {
+  const int32_t num_needed = NumBlocksFor(num_tokens) - static_cast<int32_t>(table.blocks.size());
+  if (num_needed > pool_.num_free_blocks()) return false;
+  for (int32_t i = 0; i < num_needed; ++i) table.blocks.push_back(AllocateBlock());
+  if (options_.enabled) FileFullBlocks(table, token_ids, num_tokens);
   return true;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -62,6 +63,14 @@ class KvCacheManager {
   // less than token_ids.size() (the last token is always computed, for its logits).
   // Without prefix caching: 0. Allocate for a new sequence attaches those blocks.
   int32_t NumCachedTokens(std::span<const int32_t> token_ids) const;
+
+  // Admits `seq` (unknown so far) with one lookup: attaches its cached leading blocks,
+  // then allocates room for up to `max_new_tokens` more of `token_ids` (at least one:
+  // NumCachedTokens < token_ids.size()). Returns the number of cached tokens, or nullopt
+  // and changes nothing when the pool lacks the blocks.
+  [[nodiscard]] std::optional<int32_t> AllocatePrompt(SequenceId seq,
+                                                      std::span<const int32_t> token_ids,
+                                                      int32_t max_new_tokens);
 
   // Grows `seq`'s block table to cover positions [0, num_tokens). `token_ids` are the
   // sequence's known tokens (at least num_tokens of them); the K/V of those past the
@@ -126,6 +135,14 @@ class KvCacheManager {
   // Counts the leading cached blocks of `token_ids` (at most max_blocks) and, unless
   // `table` is null, appends them with their hashes and prefix ids to it.
   int32_t FindCached(std::span<const int32_t> token_ids, int32_t max_blocks, Table* table) const;
+  // Most leading blocks of `token_ids` that may come from the cache: the last token is
+  // always computed.
+  int32_t MaxCachedBlocks(std::span<const int32_t> token_ids) const;
+  // Starts `seq` with the cached blocks in `fresh`, grown to num_tokens; false (nothing
+  // changed) when the pool lacks the blocks.
+  bool AttachNew(SequenceId seq, Table fresh, std::span<const int32_t> token_ids, int32_t num_tokens);
+  // Grows an existing table to num_tokens; false (nothing changed) without room.
+  bool Grow(Table& table, std::span<const int32_t> token_ids, int32_t num_tokens);
   std::span<const int32_t> BlockTokens(std::span<const int32_t> token_ids, int32_t index) const;
   BlockId AllocateBlock();
   void FileFullBlocks(Table& table, std::span<const int32_t> token_ids, int32_t num_tokens);

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -48,6 +49,27 @@ TEST(PrefixCacheTest, ANewSequenceReusesTheFullBlocksOfAnEarlierOne) {
   EXPECT_NE(kv.BlockTable(2)[2], kv.BlockTable(1)[2]);
   EXPECT_EQ(kv.num_used_blocks(), 4);
   EXPECT_EQ(kv.stats().num_queried_tokens, 74);
+  EXPECT_EQ(kv.stats().num_hit_tokens, 32);
+  EXPECT_INVARIANTS(kv);
+  EXPECT_TRUE(kv.CheckTokens(2, tokens).ok());
+}
+
+// The scheduler's admission: one lookup attaches the cached blocks and allocates the
+// rest within the token budget; without room, nothing changes.
+TEST(PrefixCacheTest, AllocatePromptAttachesTheCachedBlocksAndAllocatesTheRest) {
+  KvCacheManager kv(Layout(16), 5);
+  const std::vector<int32_t> tokens = Tokens(37);
+  ASSERT_TRUE(kv.Allocate(1, tokens, 37));
+  kv.CommitComputed();
+  EXPECT_EQ(kv.AllocatePrompt(2, tokens, 3), std::optional<int32_t>(32));
+  ASSERT_EQ(kv.BlockTable(2).size(), 3u);  // 32 cached + 3 new tokens
+  EXPECT_EQ(kv.BlockTable(2)[1], kv.BlockTable(1)[1]);
+  EXPECT_EQ(kv.num_used_blocks(), 4);
+  const std::vector<int32_t> unrelated = Tokens(40, 900);  // needs 3 blocks, 1 is free
+  EXPECT_EQ(kv.AllocatePrompt(3, unrelated, 40), std::nullopt);
+  EXPECT_FALSE(kv.Contains(3));
+  EXPECT_EQ(kv.num_used_blocks(), 4);
+  EXPECT_EQ(kv.AllocatePrompt(3, unrelated, 16), std::optional<int32_t>(0));
   EXPECT_EQ(kv.stats().num_hit_tokens, 32);
   EXPECT_INVARIANTS(kv);
   EXPECT_TRUE(kv.CheckTokens(2, tokens).ok());
