@@ -59,6 +59,12 @@ struct KvRowOps {
                     float* y, int32_t n);
 };
 
+// One SIMD level's row ops for every dtype (each kv_codec_<level>.cc holds one).
+struct KvRowOpsTable {
+  KvRowOps by_dtype[5];  // in KvDType order: f32, bf16, f16, int8, int4
+  const KvRowOps& operator[](KvDType dtype) const { return by_dtype[static_cast<int>(dtype)]; }
+};
+
 // Every level's table for every dtype; the caller must only ask for levels the CPU runs.
 // One level for all kernels keeps results reproducible (batch invariance).
 const KvRowOps& KvRowOpsFor(SimdLevel level, KvDType dtype);

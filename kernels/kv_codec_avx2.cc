@@ -165,33 +165,17 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 }  // namespace
 
 const KvRowOps& Avx2KvRowOps(KvDType dtype) {
-  const KvRowOps& scalar = ScalarKvRowOps(dtype);
-  static const KvRowOps kF32{ScalarKvRowOps(KvDType::kF32).quantize, DotF32, AxpyF32,
-                             DotRows<DotF32>, AxpyRows<AxpyF32>};
-  static const KvRowOps kBf16{ScalarKvRowOps(KvDType::kBF16).quantize, DotElementwise<Bf16Load>,
-                              AxpyElementwise<Bf16Load>, DotRows<DotElementwise<Bf16Load>>,
-                              AxpyRows<AxpyElementwise<Bf16Load>>};
-  static const KvRowOps kF16{ScalarKvRowOps(KvDType::kF16).quantize, DotElementwise<F16Load>,
-                             AxpyElementwise<F16Load>, DotRows<DotElementwise<F16Load>>,
-                             AxpyRows<AxpyElementwise<F16Load>>};
-  static const KvRowOps kInt8{ScalarKvRowOps(KvDType::kInt8).quantize, DotElementwise<Int8Load>,
-                              AxpyElementwise<Int8Load>, DotRows<DotElementwise<Int8Load>>,
-                              AxpyRows<AxpyElementwise<Int8Load>>};
-  static const KvRowOps kInt4{ScalarKvRowOps(KvDType::kInt4).quantize, DotInt4, AxpyInt4,
-                              DotRows<DotInt4>, AxpyRows<AxpyInt4>};
-  switch (dtype) {
-    case KvDType::kF32:
-      return kF32;
-    case KvDType::kBF16:
-      return kBf16;
-    case KvDType::kF16:
-      return kF16;
-    case KvDType::kInt8:
-      return kInt8;
-    case KvDType::kInt4:
-      return kInt4;
-  }
-  return scalar;
+  static const KvRowOpsTable kTable{{
+      RowByRowOps<DotF32, AxpyF32>(ScalarKvRowOps(KvDType::kF32).quantize),  // f32
+      RowByRowOps<DotElementwise<Bf16Load>, AxpyElementwise<Bf16Load>>(
+          ScalarKvRowOps(KvDType::kBF16).quantize),  // bf16
+      RowByRowOps<DotElementwise<F16Load>, AxpyElementwise<F16Load>>(
+          ScalarKvRowOps(KvDType::kF16).quantize),  // f16
+      RowByRowOps<DotElementwise<Int8Load>, AxpyElementwise<Int8Load>>(
+          ScalarKvRowOps(KvDType::kInt8).quantize),  // int8
+      RowByRowOps<DotInt4, AxpyInt4>(ScalarKvRowOps(KvDType::kInt4).quantize),  // int4
+  }};
+  return kTable[dtype];
 }
 
 }  // namespace surge

@@ -306,30 +306,18 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 }  // namespace
 
 const KvRowOps& Avx512KvRowOps(KvDType dtype) {
-  static const KvRowOps kF32{QuantizeF32, DotF32, AxpyF32, DotRows<DotElementwise<F32Load>>,
-                             AxpyRowsElementwise<F32Load>};
-  static const KvRowOps kBf16{Quantize16Bit<true>, DotElementwise<Bf16Load>,
-                              AxpyElementwise<Bf16Load>, DotRows<DotElementwise<Bf16Load>>,
-                              AxpyRowsElementwise<Bf16Load>};
-  static const KvRowOps kF16{Quantize16Bit<false>, DotElementwise<F16Load>,
-                             AxpyElementwise<F16Load>, DotRows<DotElementwise<F16Load>>,
-                             AxpyRowsElementwise<F16Load>};
-  static const KvRowOps kInt8{QuantizeInt8, DotElementwise<Int8Load>, AxpyElementwise<Int8Load>,
-                              DotRows<DotElementwise<Int8Load>>, AxpyRowsElementwise<Int8Load>};
-  static const KvRowOps kInt4{QuantizeInt4, DotInt4, AxpyInt4, DotRows<DotInt4>, AxpyRowsInt4};
-  switch (dtype) {
-    case KvDType::kF32:
-      return kF32;
-    case KvDType::kBF16:
-      return kBf16;
-    case KvDType::kF16:
-      return kF16;
-    case KvDType::kInt8:
-      return kInt8;
-    case KvDType::kInt4:
-      return kInt4;
-  }
-  return kF32;
+  static const KvRowOpsTable kTable{{
+      {QuantizeF32, DotF32, AxpyF32, DotRows<DotElementwise<F32Load>>,
+       AxpyRowsElementwise<F32Load>},  // f32
+      {Quantize16Bit<true>, DotElementwise<Bf16Load>, AxpyElementwise<Bf16Load>,
+       DotRows<DotElementwise<Bf16Load>>, AxpyRowsElementwise<Bf16Load>},  // bf16
+      {Quantize16Bit<false>, DotElementwise<F16Load>, AxpyElementwise<F16Load>,
+       DotRows<DotElementwise<F16Load>>, AxpyRowsElementwise<F16Load>},  // f16
+      {QuantizeInt8, DotElementwise<Int8Load>, AxpyElementwise<Int8Load>,
+       DotRows<DotElementwise<Int8Load>>, AxpyRowsElementwise<Int8Load>},  // int8
+      {QuantizeInt4, DotInt4, AxpyInt4, DotRows<DotInt4>, AxpyRowsInt4},  // int4
+  }};
+  return kTable[dtype];
 }
 
 }  // namespace surge

@@ -83,29 +83,14 @@ void AxpyF32(float a, const uint8_t* row, float* y, int32_t n) {
 }  // namespace
 
 const KvRowOps& ScalarKvRowOps(KvDType dtype) {
-  static const KvRowOps kF32{Quantize<KvDType::kF32>, DotF32, AxpyF32, DotRows<DotF32>,
-                             AxpyRows<AxpyF32>};
-  static const KvRowOps kBf16{Quantize<KvDType::kBF16>, Dot<Bf16Decoder>, Axpy<Bf16Decoder>,
-                              DotRows<Dot<Bf16Decoder>>, AxpyRows<Axpy<Bf16Decoder>>};
-  static const KvRowOps kF16{Quantize<KvDType::kF16>, Dot<F16Decoder>, Axpy<F16Decoder>,
-                             DotRows<Dot<F16Decoder>>, AxpyRows<Axpy<F16Decoder>>};
-  static const KvRowOps kInt8{Quantize<KvDType::kInt8>, Dot<Int8Decoder>, Axpy<Int8Decoder>,
-                              DotRows<Dot<Int8Decoder>>, AxpyRows<Axpy<Int8Decoder>>};
-  static const KvRowOps kInt4{Quantize<KvDType::kInt4>, Dot<Int4Decoder>, Axpy<Int4Decoder>,
-                              DotRows<Dot<Int4Decoder>>, AxpyRows<Axpy<Int4Decoder>>};
-  switch (dtype) {
-    case KvDType::kF32:
-      return kF32;
-    case KvDType::kBF16:
-      return kBf16;
-    case KvDType::kF16:
-      return kF16;
-    case KvDType::kInt8:
-      return kInt8;
-    case KvDType::kInt4:
-      return kInt4;
-  }
-  return kF32;
+  static const KvRowOpsTable kTable{{
+      RowByRowOps<DotF32, AxpyF32>(Quantize<KvDType::kF32>),  // f32
+      RowByRowOps<Dot<Bf16Decoder>, Axpy<Bf16Decoder>>(Quantize<KvDType::kBF16>),  // bf16
+      RowByRowOps<Dot<F16Decoder>, Axpy<F16Decoder>>(Quantize<KvDType::kF16>),  // f16
+      RowByRowOps<Dot<Int8Decoder>, Axpy<Int8Decoder>>(Quantize<KvDType::kInt8>),  // int8
+      RowByRowOps<Dot<Int4Decoder>, Axpy<Int4Decoder>>(Quantize<KvDType::kInt4>),  // int4
+  }};
+  return kTable[dtype];
 }
 
 }  // namespace surge

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/kv_codec.h"
+
 namespace surge {
 namespace {
 
@@ -22,6 +24,13 @@ template <void (*kAxpy)(float, const uint8_t*, float*, int32_t)>
 void AxpyRows(const float* a, const uint8_t* rows, int64_t row_stride, int32_t num_rows,
               float* y, int32_t n) {
   for (int32_t t = 0; t < num_rows; ++t) kAxpy(a[t], rows + t * row_stride, y, n);
+}
+
+// A KvRowOps whose batched ops are the row ops applied row by row.
+template <float (*kDot)(const float*, const uint8_t*, int32_t),
+          void (*kAxpy)(float, const uint8_t*, float*, int32_t)>
+constexpr KvRowOps RowByRowOps(void (*quantize)(const float*, int32_t, uint8_t*)) {
+  return {quantize, kDot, kAxpy, DotRows<kDot>, AxpyRows<kAxpy>};
 }
 
 }  // namespace
