@@ -8,6 +8,9 @@ void RegisterWeightFlags(FlagParser& parser, WeightFlags& f) {
                    "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
   parser.AddInt("group-size", &f.group_size, "int4 group size along the input: 32 (default) | 64 | 128");
   parser.AddBool("int4-lm-head", &f.int4_lm_head, "with --quantize int4, make lm_head int4 too (default int8)");
+  parser.AddString("mla-attention", &f.mla_attention,
+                   "DeepSeek MLA: absorbed (default; attention on the cached latent) | expanded "
+                   "(per-head K/V rebuilt from the latent every step)");
 }
 
 StatusOr<LoadOptions> ToLoadOptions(const WeightFlags& f) {
@@ -29,6 +32,12 @@ StatusOr<LoadOptions> ToLoadOptions(const WeightFlags& f) {
   }
   options.group_size = static_cast<int32_t>(f.group_size);
   options.int4_lm_head = f.int4_lm_head;
+  if (f.mla_attention == "expanded") {
+    options.mla_mode = LoadOptions::MlaMode::kExpanded;
+  } else if (f.mla_attention != "absorbed") {
+    return InvalidArgumentError("--mla-attention must be absorbed or expanded, got '" +
+                                f.mla_attention + "'");
+  }
   return options;
 }
 

@@ -1,5 +1,5 @@
-// Flags that choose the weight format a model is loaded in (--dtype, --quantize,
-// --group-size, --int4-lm-head), shared by `surge serve` and `surge generate`.
+// Flags that choose how a model is loaded (--dtype, --quantize, --group-size,
+// --int4-lm-head, --mla-attention), shared by `surge serve` and `surge generate`.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@ struct WeightFlags {
   std::string quantize = "none";
   int64_t group_size = 32;
   bool int4_lm_head = false;
+  std::string mla_attention = "absorbed";
 };
 
 void RegisterWeightFlags(FlagParser& parser, WeightFlags& flags);

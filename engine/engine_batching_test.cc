@@ -1,5 +1,6 @@
-// Continuous batching on the bundled stories260K model: a request's greedy output does
-// not depend on what else is in the batch, on chunked prefill, or on preemption.
+// Continuous batching on the bundled stories260K model and on DeepSeek V2/V3-shaped
+// random models (MLA over the latent cache, MoE): a request's greedy output does not
+// depend on what else is in the batch, on chunked prefill, or on preemption.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,9 +13,9 @@
 namespace surge {
 namespace {
 
-using testing_util::StoriesEngineTest;
-
-class EngineBatchingTest : public StoriesEngineTest {
+template <typename ModelSpec>
+class EngineBatchingTest : public testing_util::ModelEngineTest<ModelSpec> {
+  using Base = testing_util::ModelEngineTest<ModelSpec>;
  protected:
   // Greedy requests of random prompts (BOS + random ids) and lengths; half ignore EOS so
   // that some run long.
@@ -28,7 +29,7 @@ class EngineBatchingTest : public StoriesEngineTest {
       for (int t = 0; t < num_prompt; ++t)
         prompt.push_back(std::uniform_int_distribution<int32_t>(3, 511)(rng));
       const int32_t num_out = std::uniform_int_distribution<int32_t>(1, max_tokens)(rng);
-      requests.push_back(Greedy(prompt, num_out, /*ignore_eos=*/i % 2 == 0));
+      requests.push_back(Base::Greedy(prompt, num_out, /*ignore_eos=*/i % 2 == 0));
     }
     return requests;
   }
@@ -58,36 +59,40 @@ class EngineBatchingTest : public StoriesEngineTest {
   }
 };
 
-TEST_F(EngineBatchingTest, OutputsDoNotDependOnTheBatch) {
-  const std::vector<EngineRequest> requests = RandomRequests(64, 150, 100, 1);
+TYPED_TEST_SUITE(EngineBatchingTest, testing_util::AllTestModels);
+
+TYPED_TEST(EngineBatchingTest, OutputsDoNotDependOnTheBatch) {
+  using T = TestFixture;
+  const std::vector<EngineRequest> requests = T::RandomRequests(64, 150, 100, 1);
   EngineOptions options;
   options.max_num_seqs = 16;            // a waiting queue forms
   options.max_num_batched_tokens = 96;  // long prompts are chunked
-  auto engine = StartEngine(options);
-  const std::vector<std::vector<int32_t>> batched = RunConcurrently(*engine, requests, 3000);
+  auto engine = T::StartEngine(options);
+  const std::vector<std::vector<int32_t>> batched = T::RunConcurrently(*engine, requests, 3000);
   ASSERT_EQ(batched.size(), requests.size());
   EXPECT_EQ(engine->Stats().num_preemptions, 0);
-  ExpectNoLeaks(*engine);
+  T::ExpectNoLeaks(*engine);
 
-  auto alone_engine = StartEngine({});
+  auto alone_engine = T::StartEngine({});
   for (size_t i = 0; i < requests.size(); ++i) {
     SCOPED_TRACE("request " + std::to_string(i));
-    const std::vector<int32_t> alone = Run(*alone_engine, requests[i]).choices.at(0).token_ids;
+    const std::vector<int32_t> alone = T::Run(*alone_engine, requests[i]).choices.at(0).token_ids;
     EXPECT_EQ(batched[i], alone);
-    EXPECT_EQ(batched[i], Reference(requests[i]));
+    EXPECT_EQ(batched[i], T::Reference(requests[i]));
   }
-  ExpectNoLeaks(*alone_engine);
+  T::ExpectNoLeaks(*alone_engine);
 }
 
-TEST_F(EngineBatchingTest, PreemptedRequestsStillProduceTheSameOutputs) {
-  std::vector<EngineRequest> requests = RandomRequests(16, 60, 100, 2);
+TYPED_TEST(EngineBatchingTest, PreemptedRequestsStillProduceTheSameOutputs) {
+  using T = TestFixture;
+  std::vector<EngineRequest> requests = T::RandomRequests(16, 60, 100, 2);
   for (EngineRequest& request : requests) request.stop.ignore_eos = true;  // all run long
   EngineOptions options;
   options.max_num_batched_tokens = 64;
   // 16 blocks = 256 tokens for 16 requests of up to 160 tokens each.
-  options.kv_cache_bytes = 16 * model_->kv_layout(16).bytes_per_block();
-  auto engine = StartEngine(options);
-  const std::vector<std::vector<int32_t>> outputs = RunConcurrently(*engine, requests, 200);
+  options.kv_cache_bytes = 16 * T::model_->kv_layout(16).bytes_per_block();
+  auto engine = T::StartEngine(options);
+  const std::vector<std::vector<int32_t>> outputs = T::RunConcurrently(*engine, requests, 200);
   ASSERT_EQ(outputs.size(), requests.size());
   const EngineStats stats = engine->Stats();
   EXPECT_GT(stats.num_preemptions, 0);
@@ -97,9 +102,9 @@ TEST_F(EngineBatchingTest, PreemptedRequestsStillProduceTheSameOutputs) {
               static_cast<long long>(stats.num_prompt_tokens_computed));
   for (size_t i = 0; i < requests.size(); ++i) {
     EXPECT_EQ(outputs[i].size(), static_cast<size_t>(requests[i].stop.max_tokens)) << i;
-    EXPECT_EQ(outputs[i], Reference(requests[i])) << "request " << i;
+    EXPECT_EQ(outputs[i], T::Reference(requests[i])) << "request " << i;
   }
-  ExpectNoLeaks(*engine);
+  T::ExpectNoLeaks(*engine);
 }
 
 }  // namespace

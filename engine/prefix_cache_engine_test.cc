@@ -1,4 +1,5 @@
-// Prefix caching end to end on the bundled stories260K model: outputs with caching on
+// Prefix caching end to end on the bundled stories260K model and on DeepSeek V2/V3-shaped
+// random models (the cache holds MLA's latent rows there): outputs with caching on
 // equal outputs with caching off (greedy and seeded sampling, f32 KV) over a randomized
 // workload of shared prefixes and concurrent arrivals, in a pool small enough to evict
 // cached blocks and preempt running sequences; invariants (refcounts, LRU, hash map, and
@@ -15,9 +16,9 @@
 namespace surge {
 namespace {
 
-using testing_util::StoriesEngineTest;
-
-class PrefixCacheEngineTest : public StoriesEngineTest {
+template <typename ModelSpec>
+class PrefixCacheEngineTest : public testing_util::ModelEngineTest<ModelSpec> {
+  using Base = testing_util::ModelEngineTest<ModelSpec>;
  protected:
   // BOS + one of three "system prompts" cut at a random length + a random question.
   // A quarter sample two choices with a seed (n > 1 forks from the cached prompt).
@@ -34,7 +35,7 @@ class PrefixCacheEngineTest : public StoriesEngineTest {
       std::vector<int32_t> prompt = {1};
       prompt.insert(prompt.end(), prefix.begin(), prefix.begin() + uniform(0, static_cast<int>(prefix.size())));
       for (int t = uniform(1, 40); t > 0; --t) prompt.push_back(uniform(3, 511));
-      EngineRequest request = Greedy(prompt, uniform(1, 60), /*ignore_eos=*/i % 2 == 0);
+      EngineRequest request = Base::Greedy(prompt, uniform(1, 60), /*ignore_eos=*/i % 2 == 0);
       if (i % 4 == 3) {
         request.n = 2;
         request.sampling.temperature = 0.8;
@@ -81,25 +82,28 @@ class PrefixCacheEngineTest : public StoriesEngineTest {
   }
 };
 
-TEST_F(PrefixCacheEngineTest, OutputsEqualOutputsWithoutCachingUnderEvictionAndPreemption) {
-  const std::vector<EngineRequest> requests = SharedPrefixRequests(48, 3);
+TYPED_TEST_SUITE(PrefixCacheEngineTest, testing_util::AllTestModels);
+
+TYPED_TEST(PrefixCacheEngineTest, OutputsEqualOutputsWithoutCachingUnderEvictionAndPreemption) {
+  using T = TestFixture;
+  const std::vector<EngineRequest> requests = T::SharedPrefixRequests(48, 3);
   EngineOptions off;
   off.enable_prefix_caching = false;
   off.max_num_batched_tokens = 64;
-  auto reference_engine = StartEngine(off);
-  const auto reference = RunConcurrently(*reference_engine, requests, 2000);
+  auto reference_engine = T::StartEngine(off);
+  const auto reference = T::RunConcurrently(*reference_engine, requests, 2000);
   ASSERT_EQ(reference.size(), requests.size());
-  ExpectNoLeaks(*reference_engine);
+  T::ExpectNoLeaks(*reference_engine);
   EXPECT_EQ(reference_engine->Stats().prefix_cache_hit_tokens, 0);
 
   // 20 blocks = 320 tokens: a few sequences of up to ~220 tokens at once, so cached
   // blocks are evicted and running sequences preempted.
   EngineOptions small = off;
   small.enable_prefix_caching = true;
-  small.kv_cache_bytes = 20 * model_->kv_layout(16).bytes_per_block();
-  auto engine = StartEngine(small);
-  const auto cached = RunConcurrently(*engine, requests, 300);
-  ExpectSameOutputs(reference, cached);
+  small.kv_cache_bytes = 20 * T::model_->kv_layout(16).bytes_per_block();
+  auto engine = T::StartEngine(small);
+  const auto cached = T::RunConcurrently(*engine, requests, 300);
+  T::ExpectSameOutputs(reference, cached);
   const EngineStats stats = engine->Stats();
   std::printf("[          ] small pool: %lld of %lld prompt tokens hit, %lld evictions, %lld preemptions\n",
               static_cast<long long>(stats.prefix_cache_hit_tokens),
@@ -109,20 +113,22 @@ TEST_F(PrefixCacheEngineTest, OutputsEqualOutputsWithoutCachingUnderEvictionAndP
   EXPECT_GT(stats.prefix_cache_hit_tokens, 0);
   EXPECT_GT(stats.prefix_cache_evicted_blocks, 0);
   EXPECT_GT(stats.num_preemptions, 0);
-  ExpectNoLeaks(*engine);
+  T::ExpectNoLeaks(*engine);
 
   // A roomy pool and everything at once: concurrent requests share prefixes in flight.
   EngineOptions roomy = off;
   roomy.enable_prefix_caching = true;
-  auto roomy_engine = StartEngine(roomy);
-  const auto at_once = RunConcurrently(*roomy_engine, requests, 0);
-  ExpectSameOutputs(reference, at_once);
+  auto roomy_engine = T::StartEngine(roomy);
+  const auto at_once = T::RunConcurrently(*roomy_engine, requests, 0);
+  T::ExpectSameOutputs(reference, at_once);
   EXPECT_GT(roomy_engine->Stats().prefix_cache_hit_tokens, 0);
   EXPECT_LT(roomy_engine->Stats().num_prompt_tokens_computed, reference_engine->Stats().num_prompt_tokens_computed);
-  ExpectNoLeaks(*roomy_engine);
+  T::ExpectNoLeaks(*roomy_engine);
 }
 
-TEST_F(PrefixCacheEngineTest, ARepeatedPromptReportsItsCachedTokens) {
+using StoriesPrefixCacheTest = PrefixCacheEngineTest<testing_util::StoriesModel>;
+
+TEST_F(StoriesPrefixCacheTest, ARepeatedPromptReportsItsCachedTokens) {
   auto engine = StartEngine({});
   std::vector<int32_t> prompt = {1};
   for (int t = 0; t < 40; ++t) prompt.push_back(3 + (t * 37) % 500);  // 41 tokens

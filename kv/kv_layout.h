@@ -18,6 +18,12 @@ struct KvLayout {
   int32_t head_dim = 0;
   int32_t block_size = 16;  // tokens per block
   KvDType dtype = KvDType::kF32;
+  // MLA (DeepSeek): one array per layer instead of K and V -- each token's row is the
+  // compressed latent plus its rope key (num_kv_heads == 1), read as both K and V.
+  bool latent = false;
+
+  // Arrays per layer: K and V, or the latent alone.
+  int32_t num_arrays() const { return latent ? 1 : 2; }
 
   // Bytes of one (token, kv head) row of K (or V), scales and padding included.
   size_t row_bytes() const { return static_cast<size_t>(KvRowBytes(dtype, head_dim)); }
@@ -25,8 +31,10 @@ struct KvLayout {
   size_t bytes_per_block_array() const {
     return static_cast<size_t>(block_size) * num_kv_heads * row_bytes();
   }
-  // Bytes one token takes across all layers, K and V.
-  size_t bytes_per_token() const { return 2 * row_bytes() * num_kv_heads * num_layers; }
+  // Bytes one token takes across all layers, K and V (or the latent).
+  size_t bytes_per_token() const {
+    return num_arrays() * row_bytes() * num_kv_heads * num_layers;
+  }
   // Bytes one block takes across all layers, K and V.
   size_t bytes_per_block() const { return bytes_per_token() * block_size; }
 };

@@ -21,7 +21,7 @@ KvStorage::KvStorage(const KvLayout& layout, int32_t num_blocks)
   CHECK_GT(num_blocks, 0);
   const size_t array_bytes = layout.bytes_per_block_array() * num_blocks;
   array_stride_bytes_ = RoundUp(array_bytes, kAlignmentBytes);
-  size_bytes_ = array_stride_bytes_ * 2 * layout.num_layers;
+  size_bytes_ = array_stride_bytes_ * layout.num_arrays() * layout.num_layers;
   // Large requests come straight from mmap: zero pages, committed only when first written.
   data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignmentBytes, size_bytes_));
   CHECK(data_ != nullptr) << "KvStorage: cannot allocate " << size_bytes_ << " bytes";
@@ -31,7 +31,9 @@ KvStorage::~KvStorage() { std::free(data_); }
 
 uint8_t* KvStorage::LayerArray(int32_t layer, int32_t k_or_v) {
   DCHECK(layer >= 0 && layer < layout_.num_layers);
-  return data_ + (2 * static_cast<size_t>(layer) + k_or_v) * array_stride_bytes_;
+  if (layout_.latent) k_or_v = 0;  // V is the latent too
+  return data_ +
+         (layout_.num_arrays() * static_cast<size_t>(layer) + k_or_v) * array_stride_bytes_;
 }
 
 size_t KvStorage::BlockOffset(BlockId block) const {

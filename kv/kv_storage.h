@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/attention.h"
 #include "kv/kv_layout.h"
 
 namespace surge {
@@ -27,7 +28,7 @@ class KvStorage {
   size_t size_bytes() const { return size_bytes_; }
 
   // A layer's whole K (or V) array: [num_blocks, num_kv_heads, block_size] rows of
-  // layout().row_bytes() bytes.
+  // layout().row_bytes() bytes. Under layout().latent both are the one latent array.
   uint8_t* k_layer(int32_t layer) { return LayerArray(layer, 0); }
   uint8_t* v_layer(int32_t layer) { return LayerArray(layer, 1); }
   const uint8_t* k_layer(int32_t layer) const {
@@ -35,6 +36,12 @@ class KvStorage {
   }
   const uint8_t* v_layer(int32_t layer) const {
     return const_cast<KvStorage*>(this)->v_layer(layer);
+  }
+
+  // The attention kernels' view of one layer's K and V (both the latent under `latent`).
+  PagedKvView view(int32_t layer) const {
+    return {k_layer(layer), v_layer(layer), layout_.block_size, layout_.num_kv_heads,
+            layout_.head_dim, layout_.dtype};
   }
 
   // One block of one layer: [num_kv_heads, block_size] rows.
@@ -49,7 +56,7 @@ class KvStorage {
   int32_t num_blocks_;
   size_t array_stride_bytes_;  // distance between consecutive K/V arrays, 64-byte multiple
   size_t size_bytes_;
-  // [num_layers][K, V][num_blocks, num_kv_heads, block_size, row_bytes] (+ alignment pad)
+  // [num_layers][K, V or latent][num_blocks, num_kv_heads, block_size, row_bytes] (+ pad)
   uint8_t* data_;
 };
 

@@ -39,6 +39,9 @@ struct MlaConfig {
   int64_t q_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
 };
 
+// The most routed experts a config may have (DeepSeek-V3 has 256).
+constexpr int64_t kMaxRoutedExperts = 1024;
+
 // DeepSeek's Mixture-of-Experts MLP and its router (see tests/reference/deepseek_reference.py).
 struct MoeConfig {
   enum class Scoring { kSoftmax, kSigmoid };

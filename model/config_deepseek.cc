@@ -89,6 +89,10 @@ Status Invalid(const std::string& path, const std::string& message) {
 std::string Str(int64_t v) { return std::to_string(v); }
 
 Status ValidateMoe(const MoeConfig& m, const std::string& path) {
+  if (m.n_routed_experts > kMaxRoutedExperts) {  // the router's fixed scratch (moe_router.cc)
+    return Invalid(path, "'n_routed_experts' (" + Str(m.n_routed_experts) + ") exceeds " +
+                             Str(kMaxRoutedExperts));
+  }
   if (m.num_experts_per_tok > m.n_routed_experts) {
     return Invalid(path, "'num_experts_per_tok' (" + Str(m.num_experts_per_tok) +
                              ") exceeds 'n_routed_experts' (" + Str(m.n_routed_experts) + ")");

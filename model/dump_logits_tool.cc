@@ -5,6 +5,10 @@
 //   "batched_a": the same schedule as "decode", but every pass shares the batch with a
 //                second sequence (--other-ids) that prefills in chunks ("batched_b");
 //                batch invariance means "batched_a" must equal "decode" bit for bit.
+//   "cached_b":  a third sequence that starts with the whole blocks of ids' first --prefix
+//                tokens and continues with other-ids: it reuses sequence 0's cached blocks
+//                (as prefix caching does) and computes only its own tail; logits of the
+//                tail positions only.
 // Block tables are shuffled so that neighbouring positions never sit in neighbouring blocks.
 // With --decode-out=FILE it runs only the "decode" schedule and writes its logits as raw
 // float32 [num ids, vocab] to FILE (for tests/reference/test_gguf_vs_llamacpp.py, whose
@@ -36,6 +40,8 @@ struct Flags {
   int64_t threads = 2;
   std::string decode_out;     // raw float32 logits of the decode schedule only
   std::string gguf_q8 = "int8";  // what Q8_0/Q6_K tensors load as: int8, f32 or bf16
+  std::string kv_dtype = "f32";
+  std::string mla_mode = "absorbed";  // or "expanded"
 };
 
 // One forward pass: (sequence index, number of new tokens) in batch order.
@@ -72,11 +78,10 @@ int32_t AssignBlocks(std::vector<Sequence>& seqs, int32_t block_size, std::mt199
   return static_cast<int32_t>(ids.size());
 }
 
-// Runs the steps, collecting every row's logits per sequence.
-void RunSchedule(Model& model, std::vector<Sequence>& seqs, const std::vector<Step>& steps,
-                 int32_t block_size, std::mt19937& rng) {
+// Runs the steps on `kv`, collecting every row's logits per sequence.
+void RunSteps(Model& model, std::vector<Sequence>& seqs, const std::vector<Step>& steps,
+              KvStorage& kv) {
   const int64_t vocab = model.config().vocab_size;
-  KvStorage kv(model.kv_layout(block_size), AssignBlocks(seqs, block_size, rng));
   for (const Step& step : steps) {
     std::vector<int32_t> tokens, rows;
     std::vector<SequenceChunk> chunks;
@@ -97,6 +102,28 @@ void RunSchedule(Model& model, std::vector<Sequence>& seqs, const std::vector<St
       row += n * vocab;
     }
   }
+}
+
+void RunSchedule(Model& model, std::vector<Sequence>& seqs, const std::vector<Step>& steps,
+                 int32_t block_size, KvDType dtype, std::mt19937& rng) {
+  KvStorage kv(model.kv_layout(block_size, dtype), AssignBlocks(seqs, block_size, rng));
+  RunSteps(model, seqs, steps, kv);
+}
+
+// Sequence 0 (ids) prefills; sequence 1 = ids' first whole blocks within `prefix`, then
+// `other`, takes those blocks as its own and runs only the rest. Returns the rest's logits.
+std::vector<float> RunCachedPrefix(Model& model, const std::vector<int32_t>& ids,
+                                   const std::vector<int32_t>& other, int32_t prefix,
+                                   int32_t block_size, KvDType dtype, std::mt19937& rng) {
+  const int32_t shared = prefix / block_size * block_size;
+  std::vector<Sequence> seqs{{ids}, {std::vector<int32_t>(ids.begin(), ids.begin() + shared)}};
+  seqs[1].ids.insert(seqs[1].ids.end(), other.begin(), other.end());
+  KvStorage kv(model.kv_layout(block_size, dtype), AssignBlocks(seqs, block_size, rng));
+  std::copy_n(seqs[0].block_table.begin(), shared / block_size, seqs[1].block_table.begin());
+  RunSteps(model, seqs, {{{0, static_cast<int32_t>(ids.size())}}}, kv);
+  seqs[1].num_done = shared;
+  RunSteps(model, seqs, {{{1, static_cast<int32_t>(other.size())}}}, kv);
+  return seqs[1].logits;
 }
 
 void PrintMatrix(const char* name, const std::vector<float>& values, int64_t vocab, bool last) {
@@ -147,6 +174,13 @@ int Run(const Flags& f) {
   }
   if (f.gguf_q8 == "f32") options.gguf_wide_quant_dtype = WeightDType::kF32;
   if (f.gguf_q8 == "bf16") options.gguf_wide_quant_dtype = WeightDType::kBF16;
+  StatusOr<KvDType> kv_dtype = ParseKvDType(f.kv_dtype);
+  if (!kv_dtype.ok() || (f.mla_mode != "absorbed" && f.mla_mode != "expanded")) {
+    std::fprintf(stderr, "dump_logits_tool: bad --kv-dtype or --mla-mode (absorbed|expanded)\n");
+    return 2;
+  }
+  if (f.mla_mode == "expanded") options.mla_mode = LoadOptions::MlaMode::kExpanded;
+  const KvDType dtype = *kv_dtype;
   auto model = Model::Load(f.model, &pool, options);
   if (!model.ok()) {
     std::fprintf(stderr, "dump_logits_tool: %s\n", model.status().ToString().c_str());
@@ -156,21 +190,23 @@ int Run(const Flags& f) {
   const int32_t bs = static_cast<int32_t>(f.block_size);
   std::vector<Sequence> full{{ids}}, decode{{ids}}, batched{{ids}, {other}};
   if (!f.decode_out.empty()) {
-    RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, rng);
+    RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, dtype, rng);
     return WriteFloats(f.decode_out, decode[0].logits) ? 0 : 1;
   }
-  RunSchedule(**model, full, {{{0, num_ids}}}, bs, rng);
-  RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, rng);
+  RunSchedule(**model, full, {{{0, num_ids}}}, bs, dtype, rng);
+  RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, dtype, rng);
   RunSchedule(**model, batched,
               DecodeSchedule(num_ids, prefix, static_cast<int32_t>(other.size()),
                              static_cast<int32_t>(f.chunk_tokens)),
-              bs, rng);
+              bs, dtype, rng);
+  const std::vector<float> cached = RunCachedPrefix(**model, ids, other, prefix, bs, dtype, rng);
   const int64_t vocab = (*model)->config().vocab_size;
   std::printf("{\"vocab_size\": %lld,\n", static_cast<long long>(vocab));
   PrintMatrix("prefill", full[0].logits, vocab, false);
   PrintMatrix("decode", decode[0].logits, vocab, false);
   PrintMatrix("batched_a", batched[0].logits, vocab, false);
-  PrintMatrix("batched_b", batched[1].logits, vocab, true);
+  PrintMatrix("batched_b", batched[1].logits, vocab, false);
+  PrintMatrix("cached_b", cached, vocab, true);
   std::printf("}\n");
   return 0;
 }
@@ -193,6 +229,8 @@ int main(int argc, char** argv) {
   parser.AddString("decode-out", &f.decode_out,
                    "write only the decode schedule's logits, raw float32, to this file");
   parser.AddString("gguf-q8", &f.gguf_q8, "GGUF Q8_0/Q6_K tensors load as int8, f32 or bf16");
+  parser.AddString("kv-dtype", &f.kv_dtype, "KV cache dtype: f32, bf16, f16, int8 or int4");
+  parser.AddString("mla-mode", &f.mla_mode, "MLA attention: absorbed or expanded");
   surge::Status status = parser.Parse(std::vector<std::string>(argv + 1, argv + argc));
   if (!status.ok() || f.model.empty() || f.ids.empty()) {
     std::fprintf(stderr, "%s\n%s", status.ToString().c_str(), parser.Usage().c_str());

@@ -1,6 +1,8 @@
-// Model: a dense Llama / Qwen2 decoder -- its weights (linear layers in f32, bf16, int8 or
-// int4; embeddings and norms in f32), and one forward pass over a flat batch of tokens
-// from many sequences, with K/V kept in a paged KvStorage.
+// Model: a Llama / Qwen2 / DeepSeek V2-V3 decoder -- its weights (linear layers in f32,
+// bf16, int8 or int4; embeddings, norms and routers in f32), and one forward pass over a
+// flat batch of tokens from many sequences, with K/V (or MLA's latent) kept in a paged
+// KvStorage. A layer's attention is GQA or MLA and its MLP dense or MoE; the skeleton
+// (embedding, pre-norm residual blocks, final norm, lm_head) is shared.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "kv/kv_layout.h"
 #include "kv/kv_storage.h"
 #include "model/config.h"
+#include "model/decoder_parts.h"
 #include "model/forward_batch.h"
 
 namespace surge {
@@ -38,6 +41,13 @@ struct LoadOptions {
   // stories260K, int4-g32 perplexity is +3.7% over f32 with an int8 lm_head, +7% with
   // an int4 one (docs/PERF.md).
   bool int4_lm_head = false;
+  // MLA (DeepSeek) attention: kAbsorbed folds kv_b_proj's K part into the query and its
+  // V part into the output, so attention runs on the cached latent itself (cheapest for
+  // decode); kExpanded rebuilds per-head K and V from the latent for every step (the
+  // defining form; cheaper only for long prefill chunks). One mode per model keeps
+  // results independent of how prompts are chunked.
+  enum class MlaMode { kAbsorbed, kExpanded };
+  MlaMode mla_mode = MlaMode::kAbsorbed;
   // GGUF only: what Q8_0 and Q6_K tensors become -- kInt8 (requantized per output row,
   // the default: measured in docs/PERF.md) or kBF16/kF32 (dequantized). Q4_0/Q4_K are
   // repacked as int4-g32 without requantizing; F32/F16/BF16 tensors take dtype/quantize
@@ -88,35 +98,59 @@ class Model {
   void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits);
 
  private:
-  // A linear layer's weight (in the load format) and optional f32 bias.
-  struct Linear {
-    PackedWeight weight;      // [out_features, in_features]
-    std::vector<float> bias;  // [out_features]; empty when the layer has none
-    const WeightMatrix& matrix() const { return weight.matrix(); }
-    const float* bias_or_null() const { return bias.empty() ? nullptr : bias.data(); }
-  };
   struct Layer {
     std::vector<float> input_norm;  // [hidden_size]
-    Linear qkv;                     // q, k, v rows stacked: [q_size + 2 * kv_size, hidden_size]
-    Linear o_proj;                  // [hidden_size, q_size]
+    // GQA: q, k, v rows stacked: [q_size + 2 * kv_size, hidden_size]. MLA: the query
+    // rows then kv_a's: [mla_first_rows(), hidden_size] (MlaWeights).
+    Linear qkv;
+    std::unique_ptr<MlaWeights> mla;  // MLA layers only
+    Linear o_proj;                    // [hidden_size, attention_output_size()]
     std::vector<float> post_attention_norm;  // [hidden_size]
-    Linear gate_up;  // gate rows, then up rows: [2 * intermediate_size, hidden_size]
-    Linear down;     // [hidden_size, intermediate_size]
+    // The dense MLP -- or an MoE layer's shared experts (empty when it has none):
+    Linear gate_up;  // gate rows, then up rows: [2 * inter, hidden_size]
+    Linear down;     // [hidden_size, inter]
+    std::unique_ptr<MoeWeights> moe;  // MoE layers only: the routed experts
   };
   // Activations of one forward pass, sized for the largest batch seen so far.
   struct Activations {
     int64_t capacity_tokens = 0;
     std::vector<float> hidden;  // [num_tokens, hidden_size]: the residual stream
     std::vector<float> normed;  // [num_tokens, hidden_size]: norm output, then o_proj/down output
-    std::vector<float> qkv;     // [num_tokens, q_size + 2 * kv_size]
-    std::vector<float> attention;            // [num_tokens, q_size]
-    std::vector<float> gate_up;              // [num_tokens, 2 * intermediate_size]
-    std::vector<float> mlp;                  // [num_tokens, intermediate_size]: silu(gate) * up
-    std::vector<float> rope_cos;             // [num_tokens, head_dim / 2]
-    std::vector<float> rope_sin;             // [num_tokens, head_dim / 2]
+    std::vector<float> qkv;     // [num_tokens, qkv_size()]
+    std::vector<float> attention;            // [num_tokens, attention_output_size()]
+    std::vector<float> gate_up;              // [num_tokens, 2 * max_intermediate_size()]
+    std::vector<float> mlp;                  // [num_tokens, max_intermediate_size()]
+    std::vector<float> rope_cos;             // [num_tokens, rope_dim() / 2]
+    std::vector<float> rope_sin;             // [num_tokens, rope_dim() / 2]
     std::vector<int32_t> sequence_of_token;  // [num_tokens]: index into batch.sequences
     std::vector<float> logits_input;         // [num_logits_rows, hidden_size]: final-normed rows
     std::vector<AttentionQueries> chunks;    // [num_sequences]; q/out point into qkv/attention
+  };
+  // MLA's buffers (H heads, L = kv_lora_rank, R = qk_rope_head_dim).
+  struct MlaActivations {
+    int64_t capacity_tokens = 0;
+    std::vector<float> q;          // [num_tokens, H * q_head_dim]: q_b output (q_lora_rank set)
+    std::vector<float> q_latent;   // [num_tokens, q_lora_rank]: normed q_a output
+    std::vector<float> query;      // [num_tokens, H, L + R]: absorbed queries
+    std::vector<float> out;        // [num_tokens, H, L + R]: attention over the latent
+    std::vector<float> head_in;    // [H, num_tokens, max(nope, L)]: one head's input rows
+    std::vector<float> head_out;   // [H, num_tokens, max(L, v)]: one head's output rows
+    std::vector<float> expanded;   // expanded mode, per thread: [context, H * (nope + v)] + [context, L + R]
+  };
+  // MoE buffers (E routed experts, k = num_experts_per_tok).
+  struct MoeActivations {
+    int64_t capacity_tokens = 0;
+    std::vector<float> router_logits;   // [num_tokens, E]
+    std::vector<int32_t> expert_ids;    // [num_tokens, k]: ascending within a token
+    std::vector<float> expert_weights;  // [num_tokens, k]
+    std::vector<int32_t> slot_row;      // [num_tokens, k]: its row in the grouped buffers
+    std::vector<int32_t> expert_begin;  // [E + 1]: grouped rows of expert e
+    std::vector<int32_t> expert_fill;   // [E]: next free grouped row of expert e
+    std::vector<float> input;           // [num_tokens * k, hidden_size]: rows grouped by expert
+    std::vector<float> gate_up;         // [num_tokens * k, 2 * moe_intermediate_size]
+    std::vector<float> act;             // [num_tokens * k, moe_intermediate_size]
+    std::vector<float> output;          // [num_tokens * k, hidden_size]
+    std::vector<float> routed;          // [num_tokens, hidden_size]: weighted expert sum
   };
 
   Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options);
@@ -127,6 +161,9 @@ class Model {
   struct Projection {
     std::string name;  // e.g. "model.layers.0.self_attn.q_proj"
     int64_t out_features;
+    // When set, row i of the loaded weight is the stored row rows_from[i] (MLA's rope
+    // rows are de-interleaved this way); empty keeps the stored order.
+    std::vector<int32_t> rows_from = {};
   };
   // Stacks the parts' rows and packs them: float data in `format` (default:
   // LinearFormat()), quantized GGUF data in the format its blocks map to (the widest
@@ -135,22 +172,58 @@ class Model {
                     int64_t in_features, bool has_bias, Linear& linear,
                     std::optional<WeightFormat> format = std::nullopt);
 
+  Status LoadDenseAttention(const WeightSource& store, const std::string& prefix, Layer& layer);
+  // MLA layers and MoE MLPs (model_load_deepseek.cc).
+  Status LoadMlaAttention(const WeightSource& store, const std::string& prefix, Layer& layer);
+  Status LoadMoe(const WeightSource& store, const std::string& prefix, Layer& layer);
+  Status LoadMlp(const WeightSource& store, const std::string& prefix, int64_t inter,
+                 Layer& layer);
+
   int64_t q_size() const { return config_.num_heads * config_.head_dim; }
   int64_t kv_size() const { return config_.num_kv_heads * config_.head_dim; }
-  int64_t qkv_size() const { return q_size() + 2 * kv_size(); }
+  // Columns of the first projection's output (Layer::qkv).
+  int64_t qkv_size() const;
+  // MLA: the query columns of Layer::qkv (q_lora_rank, or num_heads * q_head_dim).
+  int64_t mla_query_cols() const;
+  int64_t attention_output_size() const;  // o_proj's input: num_heads * v_head_dim under MLA
+  int64_t max_intermediate_size() const;  // widest dense MLP (dense layers, shared experts)
+  int64_t rope_dim() const;               // head_dim, or qk_rope_head_dim under MLA
 
   // CHECKs the batch (see Forward), grows the activations and fills sequence_of_token.
   void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits);
   void Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows);
+  void ReserveDeepseek(int64_t num_tokens);
   void Embed(std::span<const int32_t> token_ids);
   void PrepareRope(const ForwardBatch& batch);
   void ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv);
   void RmsNormRows(const std::vector<float>& weight, int64_t num_tokens);
   void RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
-  void Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
+  // Where Attend reads each token's query heads and writes their outputs.
+  struct AttentionTarget {
+    const float* q;  // [num_tokens, q_stride]
+    int64_t q_stride;
+    float* out;      // [num_tokens, out_stride]
+    int64_t out_stride;
+    float scale;
+  };
+  void Attend(const PagedKvView& view, const AttentionTarget& target, const ForwardBatch& batch);
   void AddToResidual(int64_t num_tokens);
-  void SiluMulRows(int64_t num_tokens);
+  // normed = down(silu(gate(normed)) * up(normed)), for the first num_tokens rows.
+  void DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens);
   void ComputeLogits(const ForwardBatch& batch, std::span<float> logits);
+
+  // MLA (model_forward_mla.cc): attention output [num_tokens, H * v] into act_.attention.
+  void MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
+  void MlaRopeQueries(const MlaWeights& mla, int64_t num_tokens, float*& q, int64_t& q_stride);
+  void MlaStoreLatent(int32_t layer, const ForwardBatch& batch, KvStorage& kv);
+  void MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
+                         const float* q, int64_t q_stride);
+  void MlaExpandedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
+                         const float* q, int64_t q_stride);
+  // MoE (model_forward_moe.cc): normed = routed experts + shared experts of normed.
+  void MoeMlp(const Layer& layer, int64_t num_tokens);
+  void GroupByExpert(int64_t num_tokens);
+  void RunExperts(const MoeWeights& moe);
 
   WeightFormat LinearFormat() const;  // the decoder layers' format
   WeightFormat LmHeadFormat() const;  // LinearFormat(), but int8 under int4 by default
@@ -159,12 +232,15 @@ class Model {
   LoadOptions options_;
   std::unique_ptr<ThreadPool> owned_pool_;  // only when Load got no pool
   ThreadPool* pool_;
-  std::vector<float> inv_freq_;      // [head_dim / 2]: RoPE inverse frequencies
+  std::vector<float> inv_freq_;      // [rope_dim() / 2]: RoPE inverse frequencies
+  float rope_cos_sin_scale_ = 1.0f;  // YaRN's mscale ratio; 1 otherwise
   std::vector<float> embed_tokens_;  // [vocab_size, hidden_size]
   std::vector<Layer> layers_;        // [num_layers]
   std::vector<float> final_norm_;    // [hidden_size]
   Linear lm_head_;                   // [vocab_size, hidden_size]; a packed copy when tied
   Activations act_;
+  MlaActivations mla_act_;
+  MoeActivations moe_act_;
 };
 
 }  // namespace surge

@@ -1,6 +1,9 @@
 // DeepSeek checkpoints written by tools/make_tiny_model.py: their configs parse with the
-// preset's values and the reference's softmax scale, and Model::Load (and GGUF
-// conversion) refuses them by name instead of reading them as a llama.
+// preset's values and the reference's softmax scale, they load with MLA's latent KV
+// layout (FP8 ones only with their scales), and config errors are reported first.
+// (Logits against the PyTorch reference: tests/reference/test_deepseek_vs_reference.py.)
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +19,7 @@
 #include "model/config.h"
 #include "model/gguf_convert.h"
 #include "model/model.h"
+#include "model/model_test_util.h"
 
 namespace surge {
 namespace {
@@ -109,19 +113,71 @@ TEST_F(DeepseekModelTest, PresetConfigsParseWithTheReferenceSoftmaxScale) {
   EXPECT_EQ(fp8->num_nextn_predict_layers, 1);
 }
 
-TEST_F(DeepseekModelTest, LoadRefusesByNameAfterTheConfigValidates) {
-  for (const auto& [dir, type] : {std::pair{*v2_, "deepseek_v2"}, std::pair{*v3_, "deepseek_v3"},
-                                  std::pair{*v3_fp8_, "deepseek_v3"}}) {
-    auto model = Model::Load(dir, nullptr);
-    ASSERT_FALSE(model.ok()) << dir;
-    EXPECT_EQ(model.status().code(), StatusCode::kUnimplemented) << model.status().ToString();
-    EXPECT_THAT(model.status().message(), HasSubstr(dir + "/config.json"));
-    EXPECT_THAT(model.status().message(),
-                HasSubstr(std::string(type) + ": MLA/MoE forward not implemented yet"));
+// MLA caches one latent row per token: kv_lora_rank + qk_rope_head_dim values, one array
+// per layer (no separate V), instead of per-head K and V.
+TEST_F(DeepseekModelTest, LoadsWithALatentKvLayout) {
+  for (const std::string* dir : {v2_, v3_, v3_fp8_}) {
+    auto model = Model::Load(*dir, nullptr);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    const ModelConfig& c = (*model)->config();
+    const KvLayout layout = (*model)->kv_layout(16, KvDType::kF32);
+    EXPECT_TRUE(layout.latent);
+    EXPECT_EQ(layout.num_kv_heads, 1);
+    EXPECT_EQ(layout.head_dim, c.mla->kv_lora_rank + c.mla->qk_rope_head_dim);
+    EXPECT_EQ(layout.bytes_per_token(), 4u * (32 + 8) * c.num_layers);
+    // The same model with standard multi-head attention would cache K and V per head.
+    const size_t mha_bytes = 2u * 4 * c.num_heads * c.mla->q_head_dim() * c.num_layers;
+    EXPECT_LT(layout.bytes_per_token() * 4, mha_bytes);
   }
 }
 
-// A config error wins over the "not implemented" refusal and names the file.
+// Every weight format the kernels offer runs MLA (absorbed weights included) and the
+// experts: logits stay near f32's. rms error is the measure because a rounded router
+// input can flip one token's expert choice, which moves that row a lot. Bounds ~1.5-2x
+// the measured values printed here.
+TEST_F(DeepseekModelTest, QuantizedWeightsStayCloseToF32) {
+  struct Case {
+    LoadOptions options;
+    double max_rms_error;  // rms(logit - f32 logit) / rms(f32 logit)
+  };
+  const Case cases[] = {{{WeightDType::kBF16}, 2e-2},
+                        {{WeightDType::kF32, Quantization::kInt8}, 8e-2},
+                        {{WeightDType::kF32, Quantization::kInt4, 32}, 0.4}};
+  std::vector<int32_t> ids;
+  for (int32_t i = 0; i < 48; ++i) ids.push_back((i * 97 + 13) % 256);
+  for (const std::string* dir : {v2_, v3_}) {
+    ThreadPool pool(2);
+    const std::vector<float> want = AllLogits(*LoadModelOrDie(*dir, &pool), ids);
+    for (const Case& c : cases) {
+      const std::vector<float> got = AllLogits(*LoadModelOrDie(*dir, &pool, c.options), ids);
+      double diff2 = 0, want2 = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        diff2 += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
+        want2 += double{want[i]} * want[i];
+      }
+      const double rms = std::sqrt(diff2 / want2);
+      std::printf("%s %-8s rms diff / rms logit %.4f\n", dir == v2_ ? "v2" : "v3",
+                  LoadOptionsName(c.options).c_str(), rms);
+      EXPECT_LT(rms, c.max_rms_error) << LoadOptionsName(c.options);
+    }
+  }
+}
+
+// An F8_E4M3 weight needs the config's block shape and its weight_scale_inv.
+TEST_F(DeepseekModelTest, Fp8WeightsNeedTheirScalesAndConfig) {
+  const std::string dir = MakeTiny("v3_fp8_noconfig", "--preset deepseek-v3-tiny --fp8");
+  Json config = ReadJson(dir + "/config.json");
+  config.erase("quantization_config");
+  std::ofstream(dir + "/config.json") << config.dump();
+  auto model = Model::Load(dir, nullptr);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument) << model.status().ToString();
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("is F8_E4M3 but config.json has no FP8 quantization_config"));
+  std::filesystem::remove_all(dir);
+}
+
+// A config error is reported before any weight is read, naming the file.
 TEST_F(DeepseekModelTest, LoadReportsConfigErrorsFirst) {
   const std::string dir = MakeTiny("v3_broken", "--preset deepseek-v3-tiny");
   Json config = ReadJson(dir + "/config.json");

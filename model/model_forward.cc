@@ -18,13 +18,6 @@ void GrowTo(std::vector<T>& buffer, int64_t size) {
   if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
 }
 
-// The kernels' view of one layer's K/V arrays.
-PagedKvView KvView(int32_t layer, const KvStorage& kv) {
-  const KvLayout& layout = kv.layout();
-  return {kv.k_layer(layer), kv.v_layer(layer), layout.block_size, layout.num_kv_heads,
-          layout.head_dim,   layout.dtype};
-}
-
 }  // namespace
 
 void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits) {
@@ -39,8 +32,10 @@ void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> l
 
 void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits) {
   const KvLayout& layout = kv.layout();
-  CHECK(layout.num_layers == config_.num_layers && layout.num_kv_heads == config_.num_kv_heads &&
-        layout.head_dim == config_.head_dim)
+  const KvLayout expected = kv_layout(layout.block_size, layout.dtype);
+  CHECK(layout.num_layers == expected.num_layers &&
+        layout.num_kv_heads == expected.num_kv_heads && layout.head_dim == expected.head_dim &&
+        layout.latent == expected.latent)
       << "KvStorage layout does not match the model";
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   CHECK_EQ(logits.size(), batch.logits_rows.size() * config_.vocab_size);
@@ -69,18 +64,19 @@ void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span
 }
 
 void Model::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows) {
-  const int64_t hidden = config_.hidden_size, inter = config_.intermediate_size;
+  const int64_t hidden = config_.hidden_size, inter = max_intermediate_size();
   if (num_tokens > act_.capacity_tokens) {
     act_.capacity_tokens = num_tokens;
     GrowTo(act_.hidden, num_tokens * hidden);
     GrowTo(act_.normed, num_tokens * hidden);
     GrowTo(act_.qkv, num_tokens * qkv_size());
-    GrowTo(act_.attention, num_tokens * q_size());
+    GrowTo(act_.attention, num_tokens * attention_output_size());
     GrowTo(act_.gate_up, num_tokens * 2 * inter);
     GrowTo(act_.mlp, num_tokens * inter);
-    GrowTo(act_.rope_cos, num_tokens * config_.head_dim / 2);
-    GrowTo(act_.rope_sin, num_tokens * config_.head_dim / 2);
+    GrowTo(act_.rope_cos, num_tokens * rope_dim() / 2);
+    GrowTo(act_.rope_sin, num_tokens * rope_dim() / 2);
     GrowTo(act_.sequence_of_token, num_tokens);
+    if (IsDeepseek(config_)) ReserveDeepseek(num_tokens);
   }
   GrowTo(act_.logits_input, num_logits_rows * hidden);
   GrowTo(act_.chunks, num_sequences);
@@ -94,15 +90,20 @@ void Model::Embed(std::span<const int32_t> token_ids) {
   }
 }
 
-// cos/sin of every token's position (shared by q and k of all layers).
+// cos/sin of every token's position (shared by q and k of all layers), times YaRN's
+// cos/sin scale where it applies.
 void Model::PrepareRope(const ForwardBatch& batch) {
-  const int64_t half = config_.head_dim / 2;
+  const int64_t half = rope_dim() / 2;
   pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const SequenceChunk& seq = batch.sequences[act_.sequence_of_token[t]];
       const int64_t position = seq.start_position + (t - seq.token_begin);
-      RopeCosSin(position, inv_freq_.data(), half, &act_.rope_cos[t * half],
-                 &act_.rope_sin[t * half]);
+      float* cos = &act_.rope_cos[t * half];
+      float* sin = &act_.rope_sin[t * half];
+      RopeCosSin(position, inv_freq_.data(), half, cos, sin);
+      if (rope_cos_sin_scale_ != 1.0f) {
+        for (int64_t i = 0; i < half; ++i) cos[i] *= rope_cos_sin_scale_, sin[i] *= rope_cos_sin_scale_;
+      }
     }
   });
 }
@@ -114,18 +115,24 @@ void Model::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv
   RmsNormRows(layer.input_norm, num_tokens);
   MatMul(act_.normed.data(), num_tokens, layer.qkv.matrix(), layer.qkv.bias_or_null(),
          act_.qkv.data(), pool_);
-  RopeAndStoreKv(index, batch, kv);
-  Attend(index, batch, kv);
+  if (layer.mla) {
+    MlaAttention(index, batch, kv);
+  } else {
+    RopeAndStoreKv(index, batch, kv);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+    Attend(kv.view(index), {act_.qkv.data(), qkv_size(), act_.attention.data(), q_size(), scale},
+           batch);
+  }
   MatMul(act_.attention.data(), num_tokens, layer.o_proj.matrix(), layer.o_proj.bias_or_null(),
          act_.normed.data(), pool_);
   AddToResidual(num_tokens);
-  // MLP block: hidden += down(silu(gate(normed)) * up(normed)), normed = norm(hidden).
+  // MLP block: hidden += mlp(normed), normed = norm(hidden); the MLP is dense or MoE.
   RmsNormRows(layer.post_attention_norm, num_tokens);
-  MatMul(act_.normed.data(), num_tokens, layer.gate_up.matrix(), layer.gate_up.bias_or_null(),
-         act_.gate_up.data(), pool_);
-  SiluMulRows(num_tokens);
-  MatMul(act_.mlp.data(), num_tokens, layer.down.matrix(), layer.down.bias_or_null(),
-         act_.normed.data(), pool_);
+  if (layer.moe) {
+    MoeMlp(layer, num_tokens);
+  } else {
+    DenseMlp(layer.gate_up, layer.down, num_tokens);
+  }
   AddToResidual(num_tokens);
 }
 
@@ -147,7 +154,7 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
   const int32_t head_dim = static_cast<int32_t>(config_.head_dim);
   const KvRowOps& rows = KvRowOpsFor(ActiveSimdLevel(), kv.layout().dtype);
-  const PagedKvView view = KvView(layer, kv);
+  const PagedKvView view = kv.view(layer);
   uint8_t* k_cache = kv.k_layer(layer);  // [num_blocks, num_kv_heads, block_size, row_bytes]
   uint8_t* v_cache = kv.v_layer(layer);
   pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
@@ -177,22 +184,21 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
 // tokens are tiled never changes a result (PagedAttentionQueries is bit for bit
 // PagedAttention per query), so tiles shrink until every thread has several items
 // (decode batches: one token per tile).
-void Model::Attend(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
-  const PagedKvView view = KvView(layer, kv);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+void Model::Attend(const PagedKvView& view, const AttentionTarget& target,
+                   const ForwardBatch& batch) {
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceChunk& seq = batch.sequences[s];
-    act_.chunks[s] = AttentionQueries{&act_.qkv[seq.token_begin * qkv_size()],
-                                      qkv_size(),
-                                      &act_.attention[seq.token_begin * q_size()],
-                                      q_size(),
+    act_.chunks[s] = AttentionQueries{target.q + seq.token_begin * target.q_stride,
+                                      target.q_stride,
+                                      target.out + seq.token_begin * target.out_stride,
+                                      target.out_stride,
                                       seq.num_tokens,
                                       static_cast<int32_t>(config_.num_heads),
                                       seq.start_position,
                                       seq.block_table,
-                                      scale};
+                                      target.scale};
   }
-  const int64_t num_kv_heads = config_.num_kv_heads;
+  const int64_t num_kv_heads = view.num_kv_heads;
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   const int64_t tile = std::clamp<int64_t>(
       num_tokens * num_kv_heads / (4 * int64_t{pool_->num_threads()}), 1,
@@ -221,14 +227,18 @@ void Model::AddToResidual(int64_t num_tokens) {
   });
 }
 
-void Model::SiluMulRows(int64_t num_tokens) {
-  const int64_t inter = config_.intermediate_size;
+void Model::DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens) {
+  const int64_t inter = down.matrix().cols;
+  MatMul(act_.normed.data(), num_tokens, gate_up.matrix(), gate_up.bias_or_null(),
+         act_.gate_up.data(), pool_);
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* gate = &act_.gate_up[t * 2 * inter];
       SiluMul(gate, gate + inter, inter, &act_.mlp[t * inter]);
     }
   });
+  MatMul(act_.mlp.data(), num_tokens, down.matrix(), down.bias_or_null(), act_.normed.data(),
+         pool_);
 }
 
 // Final norm of just the requested rows, then lm_head straight into `logits`.

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "base/check.h"
+#include "base/logging.h"
 #include "kernels/rope.h"
 #include "model/model.h"
 #include "model/gguf_weights.h"
@@ -16,11 +18,7 @@ namespace {
 
 // What the forward pass needs beyond what the config parser already enforces.
 Status ValidateForForward(const ModelConfig& c) {
-  // The config validated; refuse here, by name, rather than read it as a llama.
-  if (IsDeepseek(c)) {
-    return UnimplementedError(c.model_type + ": MLA/MoE forward not implemented yet");
-  }
-  if (c.fp8) {
+  if (c.fp8 && !IsDeepseek(c)) {
     return UnimplementedError(c.model_type + ": FP8 weights are supported for DeepSeek only");
   }
   if (c.hidden_size <= 0 || c.intermediate_size <= 0 || c.num_layers <= 0 || c.vocab_size <= 0) {
@@ -34,6 +32,13 @@ Status ValidateForForward(const ModelConfig& c) {
   if (c.head_dim <= 0 || c.head_dim % 2 != 0) {
     return InvalidArgumentError("config: head_dim must be positive and even for RoPE, got " +
                                 std::to_string(c.head_dim));
+  }
+  if (c.mla && (c.mla->qk_rope_head_dim <= 0 || c.mla->qk_rope_head_dim % 2 != 0)) {
+    return InvalidArgumentError("config: qk_rope_head_dim must be positive and even, got " +
+                                std::to_string(c.mla->qk_rope_head_dim));
+  }
+  if (IsDeepseek(c) && !c.mla) {
+    return InvalidArgumentError("config: " + c.model_type + " needs the MLA fields");
   }
   return OkStatus();
 }
@@ -92,6 +97,24 @@ PackedWeight PackParts(std::vector<LinearWeightData>& parts, WeightFormat float_
   return PackedWeight::Pack(stacked.data(), rows, cols, format, pool);
 }
 
+// Reorders the rows of `data` (f32 or int4 groups): new row i = old row rows_from[i].
+void PermuteRows(const std::vector<int32_t>& rows_from, LinearWeightData& data) {
+  CHECK_EQ(static_cast<int64_t>(rows_from.size()), data.rows);
+  auto permute = [&rows_from](auto& values, int64_t row_length) {
+    auto old = values;
+    for (size_t i = 0; i < rows_from.size(); ++i) {
+      std::copy_n(old.begin() + rows_from[i] * row_length, row_length,
+                  values.begin() + static_cast<int64_t>(i) * row_length);
+    }
+  };
+  if (data.is_int4()) {
+    permute(data.int4_q, data.cols);
+    permute(data.int4_groups, data.cols / 32);
+  } else {
+    permute(data.f32, data.cols);
+  }
+}
+
 Status ValidateOptions(const LoadOptions& o) {
   if (o.dtype != WeightDType::kF32 && o.dtype != WeightDType::kBF16) {
     return InvalidArgumentError(
@@ -133,6 +156,7 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, Threa
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(model_dir));
   RETURN_IF_ERROR(ValidateForForward(config).WithContext(model_dir + "/config.json"));
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(model_dir));
+  if (config.fp8) store->SetFp8BlockShape(config.fp8->block_rows, config.fp8->block_cols);
   std::unique_ptr<Model> model(new Model(std::move(config), pool, options));
   RETURN_IF_ERROR(model->LoadWeights(*store));
   return model;
@@ -143,18 +167,56 @@ KvLayout Model::kv_layout(int32_t block_size, KvDType dtype) const {
   layout.num_layers = static_cast<int32_t>(config_.num_layers);
   layout.num_kv_heads = static_cast<int32_t>(config_.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(config_.head_dim);
+  if (config_.mla) {  // one latent row per token: [kv_lora_rank, qk_rope_head_dim]
+    layout.num_kv_heads = 1;
+    layout.head_dim = static_cast<int32_t>(config_.mla->kv_lora_rank + config_.mla->qk_rope_head_dim);
+    layout.latent = true;
+  }
   layout.block_size = block_size;
   layout.dtype = dtype;
   return layout;
 }
 
+int64_t Model::qkv_size() const {
+  if (!config_.mla) return q_size() + 2 * kv_size();
+  return mla_query_cols() + config_.mla->kv_lora_rank + config_.mla->qk_rope_head_dim;
+}
+
+int64_t Model::mla_query_cols() const {
+  const MlaConfig& m = *config_.mla;
+  return m.q_lora_rank > 0 ? m.q_lora_rank : config_.num_heads * m.q_head_dim();
+}
+
+int64_t Model::attention_output_size() const {
+  return config_.mla ? config_.num_heads * config_.mla->v_head_dim : q_size();
+}
+
+int64_t Model::max_intermediate_size() const {
+  int64_t inter = config_.intermediate_size;
+  if (config_.moe) {
+    inter = std::max(inter, config_.moe->moe_intermediate_size * config_.moe->n_shared_experts);
+  }
+  return inter;
+}
+
+int64_t Model::rope_dim() const {
+  return config_.mla ? config_.mla->qk_rope_head_dim : config_.head_dim;
+}
+
 Status Model::LoadWeights(const WeightSource& store) {
   const int64_t hidden = config_.hidden_size, vocab = config_.vocab_size;
   inv_freq_ = RopeInvFrequencies(RopeParamsFor(config_));
+  rope_cos_sin_scale_ = static_cast<float>(RopeCosSinScale(RopeParamsFor(config_)));
   ASSIGN_OR_RETURN(embed_tokens_, store.LoadF32("model.embed_tokens.weight", {vocab, hidden}));
   ASSIGN_OR_RETURN(final_norm_, store.LoadF32("model.norm.weight", {hidden}));
   layers_.resize(config_.num_layers);
   for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, layers_[i]));
+  // DeepSeek-V3's multi-token-prediction layers follow the decoder layers under the same
+  // "model.layers.N." names; next-token serving never runs them, so they stay unread.
+  if (config_.num_nextn_predict_layers > 0) {
+    LOG(INFO) << store.source_name() << ": skipping " << config_.num_nextn_predict_layers
+              << " MTP layer(s) (model.layers." << config_.num_layers << " and up)";
+  }
   // Tied (as transformers ties them): the output projection *is* the embedding matrix,
   // even if the file also carries an lm_head.weight. It gets its own packed copy (the
   // gather wants f32 rows; the MatMul wants panels in the load format).
@@ -191,10 +253,22 @@ WeightFormat Model::LinearFormat() const {
 }
 
 int64_t Model::linear_weight_bytes() const {
-  int64_t bytes = lm_head_.weight.size_bytes();
+  int64_t bytes = lm_head_.size_bytes();
   for (const Layer& l : layers_) {
-    bytes += l.qkv.weight.size_bytes() + l.o_proj.weight.size_bytes() +
-             l.gate_up.weight.size_bytes() + l.down.weight.size_bytes();
+    bytes += l.qkv.size_bytes() + l.o_proj.size_bytes() + l.gate_up.size_bytes() +
+             l.down.size_bytes();
+    if (l.mla) {
+      bytes += l.mla->q_b.size_bytes() + l.mla->k_up_all.size_bytes() +
+               l.mla->v_up_all.size_bytes();
+      for (const PackedWeight& w : l.mla->k_up_transposed) bytes += w.size_bytes();
+      for (const PackedWeight& w : l.mla->v_up) bytes += w.size_bytes();
+    }
+    if (l.moe) {
+      bytes += l.moe->router.size_bytes();
+      for (const MoeWeights::Expert& e : l.moe->experts) {
+        bytes += e.gate_up.size_bytes() + e.down.size_bytes();
+      }
+    }
   }
   return bytes;
 }
@@ -202,6 +276,7 @@ int64_t Model::linear_weight_bytes() const {
 std::string Model::linear_weight_formats() const {
   std::vector<std::string> names;
   auto add = [&names](const Linear& linear) {
+    if (linear.weight.empty()) return;
     const WeightMatrix& m = linear.matrix();
     std::string name = WeightDTypeName(m.dtype);
     if (m.dtype == WeightDType::kInt4) name += "-g" + std::to_string(m.group_size);
@@ -209,6 +284,9 @@ std::string Model::linear_weight_formats() const {
   };
   for (const Layer& l : layers_) {
     for (const Linear* linear : {&l.qkv, &l.o_proj, &l.gate_up, &l.down}) add(*linear);
+    if (l.moe) {
+      for (const MoeWeights::Expert& e : l.moe->experts) add(e.gate_up), add(e.down);
+    }
   }
   add(lm_head_);
   std::string joined;
@@ -222,18 +300,30 @@ Status Model::LoadLayer(const WeightSource& store, int64_t index, Layer& layer) 
   ASSIGN_OR_RETURN(layer.input_norm, store.LoadF32(p + "input_layernorm.weight", {hidden}));
   ASSIGN_OR_RETURN(layer.post_attention_norm,
                    store.LoadF32(p + "post_attention_layernorm.weight", {hidden}));
-  const std::string a = p + "self_attn.", m = p + "mlp.";
-  const int64_t kv = kv_size(), inter = config_.intermediate_size;
+  if (config_.mla) {
+    RETURN_IF_ERROR(LoadMlaAttention(store, p + "self_attn.", layer));
+  } else {
+    RETURN_IF_ERROR(LoadDenseAttention(store, p + "self_attn.", layer));
+  }
+  if (IsMoeLayer(config_, index)) return LoadMoe(store, p + "mlp.", layer);
+  return LoadMlp(store, p + "mlp.", config_.intermediate_size, layer);
+}
+
+Status Model::LoadDenseAttention(const WeightSource& store, const std::string& a, Layer& layer) {
+  const int64_t hidden = config_.hidden_size, kv = kv_size();
   RETURN_IF_ERROR(LoadLinear(store,
                              {{a + "q_proj", q_size()}, {a + "k_proj", kv}, {a + "v_proj", kv}},
                              hidden, config_.qkv_bias, layer.qkv));
-  RETURN_IF_ERROR(
-      LoadLinear(store, {{a + "o_proj", hidden}}, q_size(), config_.o_bias, layer.o_proj));
+  return LoadLinear(store, {{a + "o_proj", hidden}}, q_size(), config_.o_bias, layer.o_proj);
+}
+
+// gate_proj/up_proj/down_proj under `m` (a dense MLP, or "mlp.shared_experts.").
+Status Model::LoadMlp(const WeightSource& store, const std::string& m, int64_t inter,
+                      Layer& layer) {
+  const int64_t hidden = config_.hidden_size;
   RETURN_IF_ERROR(LoadLinear(store, {{m + "gate_proj", inter}, {m + "up_proj", inter}}, hidden,
                              config_.mlp_bias, layer.gate_up));
-  RETURN_IF_ERROR(
-      LoadLinear(store, {{m + "down_proj", hidden}}, inter, config_.mlp_bias, layer.down));
-  return OkStatus();
+  return LoadLinear(store, {{m + "down_proj", hidden}}, inter, config_.mlp_bias, layer.down);
 }
 
 // Loads each part (NAME.weight, and NAME.bias when has_bias), stacks their rows in order
@@ -246,6 +336,7 @@ Status Model::LoadLinear(const WeightSource& store, const std::vector<Projection
   for (const Projection& part : parts) {
     ASSIGN_OR_RETURN(LinearWeightData weight,
                      store.LoadLinearWeight(part.name, part.out_features, in_features));
+    if (!part.rows_from.empty()) PermuteRows(part.rows_from, weight);
     data.push_back(std::move(weight));
     if (has_bias) {
       ASSIGN_OR_RETURN(std::vector<float> bias,

@@ -18,6 +18,7 @@ std::optional<TensorDType> ParseDType(std::string_view name) {
   if (name == "F32") return TensorDType::kF32;
   if (name == "F16") return TensorDType::kF16;
   if (name == "BF16") return TensorDType::kBF16;
+  if (name == "F8_E4M3") return TensorDType::kF8E4M3;
   return std::nullopt;
 }
 
@@ -106,7 +107,7 @@ StatusOr<SafetensorsEntry> ParseEntry(const std::string& name, const Json& value
   std::optional<TensorDType> dtype = ParseDType(dtype_name);
   if (!dtype) {
     return UnimplementedError("unsupported dtype '" + dtype_name + "' for tensor '" + name +
-                              "' in " + path + " (supported: F32, F16, BF16)");
+                              "' in " + path + " (supported: F32, F16, BF16, F8_E4M3)");
   }
   SafetensorsEntry entry;
   entry.name = name;

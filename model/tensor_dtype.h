@@ -7,15 +7,17 @@
 
 namespace surge {
 
-// New types (F8_E4M3, quantized blocks) are added here and in the two functions below;
-// safetensors.cc maps file names ("F32") onto them.
-enum class TensorDType { kF32, kF16, kBF16 };
+// New types are added here and in the two functions below; safetensors.cc maps file
+// names ("F32", "F8_E4M3") onto them. kF8E4M3 is float8_e4m3fn (DeepSeek-V3's FP8
+// checkpoints): bias 7, no infinities, S.1111.111 is NaN.
+enum class TensorDType { kF32, kF16, kBF16, kF8E4M3 };
 
 constexpr const char* TensorDTypeName(TensorDType dtype) {
   switch (dtype) {
     case TensorDType::kF32: return "F32";
     case TensorDType::kF16: return "F16";
     case TensorDType::kBF16: return "BF16";
+    case TensorDType::kF8E4M3: return "F8_E4M3";
   }
   return "?";
 }
@@ -25,6 +27,7 @@ constexpr size_t TensorDTypeSize(TensorDType dtype) {
     case TensorDType::kF32: return 4;
     case TensorDType::kF16: return 2;
     case TensorDType::kBF16: return 2;
+    case TensorDType::kF8E4M3: return 1;
   }
   return 0;
 }
@@ -32,6 +35,19 @@ constexpr size_t TensorDTypeSize(TensorDType dtype) {
 // bf16 is the top half of an f32, so widening is a shift (NaN payloads kept).
 constexpr float BFloat16ToFloat(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// float8_e4m3fn -> binary32, exact: 1.mmm * 2^(e - 7), subnormals m/8 * 2^-6.
+constexpr float Fp8E4m3ToFloat(uint8_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x80u) << 24;
+  const uint32_t exponent = (bits >> 3) & 0xfu;
+  const uint32_t mantissa = bits & 0x7u;
+  if ((bits & 0x7fu) == 0x7fu) return std::bit_cast<float>(sign | 0x7fc00000u);  // NaN
+  if (exponent == 0) {
+    const float magnitude = static_cast<float>(mantissa) * (1.0f / 512.0f);  // m/8 * 2^-6
+    return sign ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(sign | ((exponent + 127 - 7) << 23) | (mantissa << 20));
 }
 
 // IEEE binary16 -> binary32, exact for every input: subnormals are normalized, inf and

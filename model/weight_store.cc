@@ -73,6 +73,9 @@ void ConvertToF32(TensorDType dtype, const uint8_t* src, size_t count, float* ds
         dst[i] = dtype == TensorDType::kF16 ? HalfToFloat(bits) : BFloat16ToFloat(bits);
       }
       return;
+    case TensorDType::kF8E4M3:
+      for (size_t i = 0; i < count; ++i) dst[i] = Fp8E4m3ToFloat(src[i]);
+      return;
   }
 }
 
@@ -173,6 +176,28 @@ StatusOr<std::vector<float>> WeightStore::LoadF32(
   std::vector<float> out(static_cast<size_t>(view.num_elements()));
   ConvertToF32(view.dtype, view.bytes.data(), out.size(), out.data());
   return out;
+}
+
+StatusOr<LinearWeightData> WeightStore::LoadLinearWeight(const std::string& name, int64_t rows,
+                                                         int64_t cols) const {
+  ASSIGN_OR_RETURN(LinearWeightData data, WeightSource::LoadLinearWeight(name, rows, cols));
+  const TensorView& view = tensors_.at(name + ".weight");  // present: the load succeeded
+  if (view.dtype != TensorDType::kF8E4M3) return data;
+  if (fp8_block_rows_ <= 0 || fp8_block_cols_ <= 0) {
+    return InvalidArgumentError(view.file + ": tensor '" + name +
+                                ".weight' is F8_E4M3 but config.json has no FP8 "
+                                "quantization_config");
+  }
+  const int64_t block_rows = (rows + fp8_block_rows_ - 1) / fp8_block_rows_;
+  const int64_t block_cols = (cols + fp8_block_cols_ - 1) / fp8_block_cols_;
+  ASSIGN_OR_RETURN(std::vector<float> scale_inv,
+                   LoadF32(name + ".weight_scale_inv", {block_rows, block_cols}));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* scales = &scale_inv[(r / fp8_block_rows_) * block_cols];
+    float* row = &data.f32[r * cols];
+    for (int64_t c = 0; c < cols; ++c) row[c] *= scales[c / fp8_block_cols_];
+  }
+  return data;
 }
 
 }  // namespace surge

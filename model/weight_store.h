@@ -49,6 +49,16 @@ class WeightStore : public WeightSource {
   // The error names the tensor, its file, and both shapes.
   StatusOr<std::vector<float>> LoadF32(const std::string& name,
                                        const std::vector<int64_t>& expected_shape) const override;
+  // As WeightSource's, and an F8_E4M3 weight is dequantized with its NAME.weight_scale_inv
+  // ([ceil(rows / block_rows), ceil(cols / block_cols)]): w = fp8 * scale_inv of its block.
+  StatusOr<LinearWeightData> LoadLinearWeight(const std::string& name, int64_t rows,
+                                              int64_t cols) const override;
+  // The FP8 block shape (config.json's quantization_config.weight_block_size). Without
+  // it, an F8_E4M3 linear weight is an error.
+  void SetFp8BlockShape(int64_t block_rows, int64_t block_cols) {
+    fp8_block_rows_ = block_rows;
+    fp8_block_cols_ = block_cols;
+  }
 
  private:
   WeightStore() = default;
@@ -58,6 +68,8 @@ class WeightStore : public WeightSource {
   std::string dir_;
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::map<std::string, TensorView> tensors_;
+  int64_t fp8_block_rows_ = 0;  // 0: no FP8 quantization_config
+  int64_t fp8_block_cols_ = 0;
 };
 
 }  // namespace surge

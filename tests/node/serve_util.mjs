@@ -7,15 +7,17 @@ export const MODEL_DIR = 'models/stories260K';
 export const CHAT_TEMPLATE = 'tests/data/chat_template_simple.jinja';
 
 // Resolves with {proc, baseUrl} once the server prints its ready line (port 0: the
-// kernel picks the port, so parallel tests never collide).
-export function startServer(surgeBinary, extraArgs = []) {
-  const args = ['serve', MODEL_DIR, '--host', '127.0.0.1', '--port', '0', '--chat-template', CHAT_TEMPLATE,
+// kernel picks the port, so parallel tests never collide). `modelDir` defaults to the
+// bundled model with a simple chat template; another model serves with its own template.
+export function startServer(surgeBinary, extraArgs = [], modelDir = MODEL_DIR) {
+  const template = modelDir === MODEL_DIR ? ['--chat-template', CHAT_TEMPLATE] : [];
+  const args = ['serve', modelDir, '--host', '127.0.0.1', '--port', '0', ...template,
                 '--threads', '2', ...extraArgs];
   const proc = spawn(surgeBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (data) => { stderr += data; });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line after 30 s; stderr:\n${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no ready line after 60 s; stderr:\n${stderr}`)), 60_000);
     proc.on('exit', (code) => reject(new Error(`surge serve exited with ${code}; stderr:\n${stderr}`)));
     createInterface({ input: proc.stdout }).on('line', (line) => {
       const match = line.match(/ready on (http:\/\/[^ ]+)/);
