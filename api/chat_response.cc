@@ -20,6 +20,16 @@ Json LogprobsOrNull(const ChoiceOutput& choice) {
   return choice.logprobs ? ChatLogprobsJson(*choice.logprobs) : Json();
 }
 
+Json TextOrNull(const std::string& text) { return text.empty() ? Json() : Json(text); }
+
+Json Message(const ChoiceOutput& choice) {
+  if (!choice.reasoning) return {{"role", "assistant"}, {"content", choice.text}, {"refusal", nullptr}};
+  return {{"role", "assistant"},
+          {"content", TextOrNull(choice.text)},
+          {"reasoning_content", TextOrNull(*choice.reasoning)},
+          {"refusal", nullptr}};
+}
+
 Json FinishOrNull(const ChoiceOutput& choice) {
   return choice.finish_reason ? Json(*choice.finish_reason) : Json();
 }
@@ -55,9 +65,8 @@ std::string ChatResponseJson(const ResponseMeta& meta, const std::vector<ChoiceO
   Json body = Envelope(meta, kObject);
   body["choices"] = Json::array();
   for (const ChoiceOutput& choice : choices) {
-    Json message = {{"role", "assistant"}, {"content", choice.text}, {"refusal", nullptr}};
     body["choices"].push_back({{"index", choice.index},
-                               {"message", std::move(message)},
+                               {"message", Message(choice)},
                                {"logprobs", LogprobsOrNull(choice)},
                                {"finish_reason", FinishOrNull(choice)}});
   }
@@ -75,6 +84,7 @@ std::string ChatRoleChunkJson(const ResponseMeta& meta, int32_t index, bool incl
 
 std::string ChatChunkJson(const ResponseMeta& meta, const ChoiceOutput& choice, bool include_usage) {
   Json delta = Json::object();
+  if (choice.reasoning && !choice.reasoning->empty()) delta["reasoning_content"] = *choice.reasoning;
   if (!choice.text.empty()) delta["content"] = choice.text;
   Json out = {{"index", choice.index},
               {"delta", std::move(delta)},

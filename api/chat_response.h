@@ -12,12 +12,14 @@ namespace surge::api {
 
 // {"id", "object": "chat.completion", "created", "model", "choices": [{"index",
 // "message": {"role": "assistant", "content", "refusal": null}, "logprobs",
-// "finish_reason"}], "usage"}
+// "finish_reason"}], "usage"}. A choice with `reasoning` also gets "reasoning_content";
+// then an empty part is null (vLLM's deepseek_r1: no answer yet is content null).
 std::string ChatResponseJson(const ResponseMeta& meta, const std::vector<ChoiceOutput>& choices,
                              const Usage& usage);
 // A choice's first chunk: delta {"role": "assistant", "content": ""}.
 std::string ChatRoleChunkJson(const ResponseMeta& meta, int32_t index, bool include_usage);
-// A content delta; an empty text gives "delta": {} (the finishing chunk).
+// A content delta; an empty text gives "delta": {} (the finishing chunk). A non-empty
+// `reasoning` comes as "reasoning_content" in the same delta.
 std::string ChatChunkJson(const ResponseMeta& meta, const ChoiceOutput& choice, bool include_usage);
 std::string ChatUsageChunkJson(const ResponseMeta& meta, const Usage& usage);
 

@@ -25,10 +25,12 @@ int64_t UnixSeconds() {
 }
 
 Json UsageJson(const Usage& usage) {
-  return Json{{"prompt_tokens", usage.prompt_tokens},
-              {"completion_tokens", usage.completion_tokens},
-              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-              {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  Json json{{"prompt_tokens", usage.prompt_tokens},
+            {"completion_tokens", usage.completion_tokens},
+            {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  if (usage.reasoning_tokens) json["completion_tokens_details"] = {{"reasoning_tokens", *usage.reasoning_tokens}};
+  return json;
 }
 
 double ClampLogprob(double logprob) { return std::max(logprob, -9999.0); }

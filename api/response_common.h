@@ -23,6 +23,8 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  // Completion tokens spent thinking (chat under a reasoning parser); nullopt: not counted.
+  std::optional<int64_t> reasoning_tokens;
 };
 
 struct TopLogprob {
@@ -39,17 +41,20 @@ struct TokenLogprobInfo {
 // One choice's text (all of it, or one streamed delta of it).
 struct ChoiceOutput {
   int32_t index = 0;
-  std::string text;
+  std::string text;  // under a reasoning parser: the answer only
   std::optional<std::vector<TokenLogprobInfo>> logprobs;  // nullopt: not requested
   int64_t text_offset = 0;  // completions: characters of this choice's text before `text`
   std::optional<std::string> finish_reason;  // "stop", "length", "abort"; nullopt: not yet
+  // Chat under a reasoning parser: the thinking (JSON `reasoning_content`); nullopt: no parser.
+  std::optional<std::string> reasoning;
 };
 
 // A fresh id: `prefix` + 32 random hex digits ("cmpl-1f3a...").
 std::string NewResponseId(std::string_view prefix);
 int64_t UnixSeconds();
 
-// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details": {"cached_tokens"}}
+// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details": {"cached_tokens"}},
+// plus "completion_tokens_details": {"reasoning_tokens"} when those were counted.
 Json UsageJson(const Usage& usage);
 // JSON cannot hold -inf: as vLLM, logprobs are clamped to -9999.
 double ClampLogprob(double logprob);

@@ -21,8 +21,8 @@ TEST(ResponseTest, NewResponseIdHasPrefixAndRandomHex) {
 }
 
 TEST(ResponseTest, CompletionResponse) {
-  ChoiceOutput choice{0, "Hi", std::nullopt, 0, "length"};
-  EXPECT_EQ(CompletionResponseJson(kMeta, {choice}, Usage{5, 2, 1}),
+  ChoiceOutput choice{0, "Hi", std::nullopt, 0, "length", std::nullopt};
+  EXPECT_EQ(CompletionResponseJson(kMeta, {choice}, Usage{5, 2, 1, std::nullopt}),
             R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
             R"("choices":[{"index":0,"text":"Hi","logprobs":null,"finish_reason":"length"}],)"
             R"("usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,)"
@@ -30,12 +30,12 @@ TEST(ResponseTest, CompletionResponse) {
 }
 
 TEST(ResponseTest, CompletionChunks) {
-  ChoiceOutput delta{1, " there", std::nullopt, 0, std::nullopt};
+  ChoiceOutput delta{1, " there", std::nullopt, 0, std::nullopt, std::nullopt};
   EXPECT_EQ(CompletionChunkJson(kMeta, delta, false),
             R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
             R"("choices":[{"index":1,"text":" there","logprobs":null,"finish_reason":null}]})");
   EXPECT_EQ(CompletionChunkJson(kMeta, delta, true).find(R"(,"usage":null})") != std::string::npos, true);
-  EXPECT_EQ(CompletionUsageChunkJson(kMeta, Usage{3, 4, 0}),
+  EXPECT_EQ(CompletionUsageChunkJson(kMeta, Usage{3, 4, 0, std::nullopt}),
             R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
             R"("choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,)"
             R"("prompt_tokens_details":{"cached_tokens":0}}})");
@@ -52,8 +52,8 @@ TEST(ResponseTest, CompletionLogprobsWithOffsetsAndClampedInfinity) {
 }
 
 TEST(ResponseTest, ChatResponse) {
-  ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop"};
-  EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {choice}, Usage{2, 1, 0}),
+  ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop", std::nullopt};
+  EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {choice}, Usage{2, 1, 0, std::nullopt}),
             R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m",)"
             R"("choices":[{"index":0,"message":{"role":"assistant","content":"Hello","refusal":null},)"
             R"("logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":2,)"
@@ -66,17 +66,48 @@ TEST(ResponseTest, ChatChunks) {
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,)"
             R"("finish_reason":null}]})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "Hi", std::nullopt, 0, std::nullopt}, true),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "Hi", std::nullopt, 0, std::nullopt, std::nullopt}, true),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],)"
             R"("usage":null})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "length"}, false),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "length", std::nullopt}, false),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})");
-  EXPECT_EQ(ChatUsageChunkJson(meta, Usage{1, 2, 0}),
+  EXPECT_EQ(ChatUsageChunkJson(meta, Usage{1, 2, 0, std::nullopt}),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,)"
             R"("prompt_tokens_details":{"cached_tokens":0}}})");
+}
+
+TEST(ResponseTest, ChatResponseWithReasoningAndReasoningTokens) {
+  ChoiceOutput thought{0, "42", std::nullopt, 0, "stop", "Six times seven."};
+  ChoiceOutput unfinished{1, "", std::nullopt, 0, "length", "Let me"};
+  Usage usage{2, 9, 0, 5};
+  EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {thought, unfinished}, usage),
+            R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m","choices":[)"
+            R"({"index":0,"message":{"role":"assistant","content":"42","reasoning_content":"Six times seven.",)"
+            R"("refusal":null},"logprobs":null,"finish_reason":"stop"},)"
+            R"({"index":1,"message":{"role":"assistant","content":null,"reasoning_content":"Let me",)"
+            R"("refusal":null},"logprobs":null,"finish_reason":"length"}],)"
+            R"("usage":{"prompt_tokens":2,"completion_tokens":9,"total_tokens":11,)"
+            R"("prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":5}}})");
+  ChoiceOutput no_thinking{0, "Hi", std::nullopt, 0, "stop", ""};
+  EXPECT_NE(ChatResponseJson({"chatcmpl-x", 1, "m"}, {no_thinking}, Usage{}).find(R"("reasoning_content":null)"),
+            std::string::npos);
+}
+
+TEST(ResponseTest, ChatChunksWithReasoning) {
+  const ResponseMeta meta{"chatcmpl-x", 1, "m"};
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, std::nullopt, "Hmm"}, false),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{"reasoning_content":"Hmm"},"logprobs":null,"finish_reason":null}]})");
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "\n\nYes", std::nullopt, 0, std::nullopt, "."}, false),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{"reasoning_content":".","content":"\n\nYes"},"logprobs":null,)"
+            R"("finish_reason":null}]})");
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "stop", ""}, false),
+            R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
+            R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})");
 }
 
 TEST(ResponseTest, ChatLogprobs) {

@@ -45,6 +45,7 @@ struct ServeFlags {
   double prefix_cache_ttl = 0;
   std::string scheduling_policy = "fcfs";
   double priority_aging = 1.0;
+  std::string reasoning_parser;
   bool help = false;
 };
 
@@ -76,7 +77,19 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "fcfs (default) | priority: admit by request priority with aging, preempt the least urgent");
   parser.AddDouble("priority-aging", &f.priority_aging,
                    "under --scheduling-policy priority, seconds of waiting worth one priority level (default 1)");
+  parser.AddString("reasoning-parser", &f.reasoning_parser,
+                   std::string("split chat answers into reasoning_content (the <think> part) and content: ") +
+                       kReasoningParserNames + " (default: none)");
   parser.AddBool("help", &f.help, "show this help");
+}
+
+// "" leaves it off.
+Status ApplyReasoningParser(const std::string& name, ServerOptions* server) {
+  if (name.empty()) return OkStatus();
+  StatusOr<ReasoningParserKind> kind = ParseReasoningParserName(name);
+  if (!kind.ok()) return InvalidArgumentError("--reasoning-parser: " + kind.status().message());
+  server->reasoning_parser = *kind;
+  return OkStatus();
 }
 
 // Checks ranges and fills the config; errors are usage errors.
@@ -95,6 +108,7 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   StatusOr<SchedulingPolicyKind> policy = ParseSchedulingPolicy(f.scheduling_policy);
   if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
   config->engine.scheduling_policy = *policy;
+  RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;

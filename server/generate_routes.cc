@@ -72,6 +72,21 @@ GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParam
   return spec;
 }
 
+// Under --reasoning-parser the think tags must reach the parser as text. Where the
+// tokenizer marks one special, skip_special_tokens would drop it, so such a choice is
+// decoded with its special tokens (as vLLM's parsers whose markers are special tokens
+// do); stop tokens such as EOS still never show.
+void PrepareReasoning(const ServerContext& context, EngineRequest* request, GenerationSpec* spec) {
+  if (context.options.reasoning_parser == ReasoningParserKind::kNone) return;
+  const Tokenizer& tokenizer = context.prompts.tokenizer();
+  spec->parse_reasoning = true;
+  spec->think_end_token_id = tokenizer.TokenToId(kThinkCloseTag);
+  for (std::string_view tag : {kThinkOpenTag, kThinkCloseTag}) {
+    std::optional<int32_t> id = tokenizer.TokenToId(tag);
+    if (id && tokenizer.IsSpecial(*id)) request->skip_special_tokens = false;
+  }
+}
+
 // Starts the generation; a refusal (draining 503, full queue 429, too large 400) is
 // answered here.
 void Launch(ServerContext& context, GenerationSpec spec, std::vector<EngineRequest> requests, Writer writer) {
@@ -118,9 +133,11 @@ void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http,
   api::ApiResult<EngineRequest> engine_request =
       MakeEngineRequest(context, std::move(prompt->token_ids), request.params, "messages");
   if (!engine_request.ok()) return context.ReplyError(*writer, kChat, engine_request.error());
+  GenerationSpec spec = MakeSpec(context, request.params, /*chat=*/true, arrival);
+  PrepareReasoning(context, &*engine_request, &spec);
   std::vector<EngineRequest> requests;
   requests.push_back(std::move(engine_request).value());
-  Launch(context, MakeSpec(context, request.params, /*chat=*/true, arrival), std::move(requests), std::move(writer));
+  Launch(context, std::move(spec), std::move(requests), std::move(writer));
 }
 
 std::optional<api::ApiError> CheckModel(const ServerContext& context, const std::string& model) {

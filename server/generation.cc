@@ -118,17 +118,36 @@ void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse)
   if (spec_.logprobs) out.logprobs = ConvertLogprobs(delta.logprobs);
   if (delta.finish_reason) out.finish_reason = FinishReasonName(*delta.finish_reason);
   choice.num_chars += NumChars(out.text);
+  if (spec_.parse_reasoning) SplitReasoningDelta(choice, delta, &out);
   if (!spec_.stream) {
     choice.text += out.text;
+    if (out.reasoning) choice.reasoning += *out.reasoning;
     if (out.logprobs) choice.logprobs.insert(choice.logprobs.end(), out.logprobs->begin(), out.logprobs->end());
     if (out.finish_reason) choice.finish_reason = out.finish_reason;
     return;
   }
   // Tokens held back (a possible stop string, a split character) still show in logprobs.
-  const bool news = !out.text.empty() || out.finish_reason || (out.logprobs && !out.logprobs->empty());
+  const bool news = !out.text.empty() || (out.reasoning && !out.reasoning->empty()) || out.finish_reason ||
+                    (out.logprobs && !out.logprobs->empty());
   if (!news) return;
   *sse += net::EncodeSseData(spec_.chat ? api::ChatChunkJson(spec_.meta, out, spec_.include_usage)
                                         : api::CompletionChunkJson(spec_.meta, out, spec_.include_usage));
+}
+
+void Generation::SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& delta, api::ChoiceOutput* out) const {
+  ReasoningDelta parts = choice.reasoning_parser.Add(out->text);
+  if (delta.finish_reason) {
+    ReasoningDelta rest = choice.reasoning_parser.Finish();
+    parts.reasoning += rest.reasoning;
+    parts.content += rest.content;
+  }
+  out->text = std::move(parts.content);
+  out->reasoning = std::move(parts.reasoning);
+  for (int32_t token : delta.token_ids) {
+    if (choice.thinking_closed) break;
+    choice.thinking_closed = token == spec_.think_end_token_id;
+    choice.num_reasoning_tokens += !choice.thinking_closed;
+  }
 }
 
 std::vector<api::TokenLogprobInfo> Generation::ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const {
@@ -150,6 +169,10 @@ api::Usage Generation::TotalUsage() const {
     usage.prompt_tokens += prompt.totals.num_prompt_tokens;
     usage.cached_tokens += prompt.totals.num_cached_prompt_tokens;
     usage.completion_tokens += prompt.totals.num_completion_tokens;
+  }
+  if (spec_.parse_reasoning && spec_.think_end_token_id) {
+    usage.reasoning_tokens = 0;
+    for (const ChoiceState& choice : choices_) *usage.reasoning_tokens += choice.num_reasoning_tokens;
   }
   return usage;
 }
@@ -195,8 +218,10 @@ void Generation::FinishWhole(const api::Usage& usage) {
   std::vector<api::ChoiceOutput> choices;
   for (size_t i = 0; i < choices_.size(); ++i) {
     ChoiceState& state = choices_[i];
-    api::ChoiceOutput out{static_cast<int32_t>(i), std::move(state.text), std::nullopt, 0, state.finish_reason};
+    api::ChoiceOutput out{static_cast<int32_t>(i), std::move(state.text), std::nullopt, 0, state.finish_reason,
+                          std::nullopt};
     if (spec_.logprobs) out.logprobs = std::move(state.logprobs);
+    if (spec_.parse_reasoning) out.reasoning = std::move(state.reasoning);
     choices.push_back(std::move(out));
   }
   context_.Reply(*writer_, spec_.endpoint, 200,

@@ -19,6 +19,7 @@
 #include "api/response_common.h"
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
+#include "server/reasoning_parser.h"
 #include "server/server_context.h"
 
 namespace surge {
@@ -35,6 +36,10 @@ struct GenerationSpec {
   api::ResponseMeta meta;
   SteadyClock::time_point arrival;
   int32_t priority = 0;  // for the per-tier metrics
+  // Chat under --reasoning-parser: each choice's text is split into reasoning_content and
+  // content; with the id of "</think>" (when it is one token) reasoning tokens are counted.
+  bool parse_reasoning = false;
+  std::optional<int32_t> think_end_token_id;
 };
 
 class Generation : public std::enable_shared_from_this<Generation> {
@@ -54,6 +59,10 @@ class Generation : public std::enable_shared_from_this<Generation> {
     std::vector<api::TokenLogprobInfo> logprobs;   // whole responses only
     int64_t num_chars = 0;                         // text so far, for completions' text_offset
     std::optional<std::string> finish_reason;
+    ReasoningParser reasoning_parser;  // spec.parse_reasoning only
+    std::string reasoning;             // whole responses only
+    int64_t num_reasoning_tokens = 0;  // tokens before "</think>"
+    bool thinking_closed = false;      // "</think>" was sampled
   };
   struct PromptState {
     std::shared_ptr<RequestStream> stream;
@@ -66,6 +75,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void Drain();
   void Apply(size_t prompt_index, RequestOutput& output, std::string* sse);
   void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
+  // Moves the thinking part of out->text into out->reasoning.
+  void SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& delta, api::ChoiceOutput* out) const;
   std::vector<api::TokenLogprobInfo> ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const;
   void Finish();
   void FinishStream(const api::Usage& usage);

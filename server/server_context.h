@@ -18,6 +18,7 @@
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
 #include "server/prompt_builder.h"
+#include "server/reasoning_parser.h"
 #include "server/server_metrics.h"
 #include "server/task_runner.h"
 
@@ -33,6 +34,8 @@ struct ServerOptions {
   int64_t max_model_len = 0;         // the model's context (max_position_embeddings)
   size_t max_body_bytes = 8 << 20;   // larger request bodies get 413
   int num_workers = 2;               // threads for parsing, templates, tokens and JSON
+  // Chat answers split into reasoning_content and content (--reasoning-parser).
+  ReasoningParserKind reasoning_parser = ReasoningParserKind::kNone;
 };
 
 class ServerContext {

@@ -135,5 +135,16 @@ class TokenizeTest(unittest.TestCase):
         self.assertIn("/nonexistent", proc.stderr)
 
 
+class ServeFlagsTest(unittest.TestCase):
+    def test_unknown_reasoning_parser_is_a_usage_error(self):
+        # Refused before anything loads: exit 2, one line naming the flag and the choices.
+        proc = run("serve", MODEL, "--port", "0", "--reasoning-parser", "qwen3")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("--reasoning-parser", proc.stderr)
+        self.assertIn("'qwen3'", proc.stderr)
+        self.assertIn("deepseek-r1", proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
