@@ -13,11 +13,14 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <vector>
 #include <numeric>
 #include <string>
 #include <thread>
 
 #include "engine/generator.h"
+#include "kv/kv_storage.h"
+#include "model/model.h"
 #include "kernels/thread_pool.h"
 
 namespace surge {
@@ -45,6 +48,9 @@ LoadOptions BenchLoadOptions() {
   options.gguf_wide_quant_dtype = wide == "int8"   ? WeightDType::kInt8
                                   : wide == "bf16" ? WeightDType::kBF16
                                                    : WeightDType::kF32;
+  const std::string mla = Env("SURGE_BENCH_MLA", "absorbed");
+  CHECK(mla == "absorbed" || mla == "expanded") << "SURGE_BENCH_MLA=" << mla;
+  if (mla == "expanded") options.mla_mode = LoadOptions::MlaMode::kExpanded;
   return options;
 }
 
@@ -115,6 +121,45 @@ void BM_Prefill(benchmark::State& state) {
   Describe(state, model);
 }
 BENCHMARK(BM_Prefill)->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One decode step of range(0) sequences, each with range(1) tokens already in the KV
+// cache: what a continuous-batching engine runs per step once every sequence decodes.
+// Reports the step time and tokens/s (= sequences / step time).
+void BM_DecodeStep(benchmark::State& state) {
+  Model& model = BenchModel();
+  const int32_t num_seqs = static_cast<int32_t>(state.range(0));
+  const int32_t context = static_cast<int32_t>(state.range(1));
+  const int32_t block_size = 16, blocks_per_seq = context / block_size + 1;
+  KvStorage kv(model.kv_layout(block_size), num_seqs * blocks_per_seq);
+  std::vector<std::vector<BlockId>> tables(num_seqs);
+  const int64_t vocab = model.config().vocab_size;
+  for (int32_t s = 0; s < num_seqs; ++s) {  // prefill each sequence's context
+    for (int32_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(s * blocks_per_seq + b);
+    const std::vector<int32_t> prompt = Prompt(context, vocab);
+    const SequenceChunk chunk{0, context, 0, tables[s]};
+    const int32_t last = context - 1;
+    std::vector<float> logits(vocab);
+    model.Forward({prompt, {&chunk, 1}, {&last, 1}}, kv, logits);
+  }
+  std::vector<int32_t> tokens(num_seqs), rows(num_seqs);
+  std::vector<SequenceChunk> chunks(num_seqs);
+  for (int32_t s = 0; s < num_seqs; ++s) {
+    tokens[s] = (s * 31 + 7) % static_cast<int32_t>(vocab);
+    rows[s] = s;
+    chunks[s] = {s, 1, context, tables[s]};  // rewrites position `context` each step
+  }
+  std::vector<float> logits(num_seqs * vocab);
+  for (auto _ : state) model.Forward({tokens, chunks, rows}, kv, logits);
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(num_seqs) * state.iterations(), benchmark::Counter::kIsRate);
+  Describe(state, model);
+}
+BENCHMARK(BM_DecodeStep)
+    ->ArgNames({"seqs", "context"})
+    ->Args({1, 256})
+    ->Args({32, 256})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace surge

@@ -35,7 +35,7 @@ def real(nope, rope, mscale, mscale_all_dim):
 
 
 def cases():
-    out = {name: dict(p) for name, p in tiny_deepseek.PRESETS.items()}
+    out = {name: dict(p) for name, p in tiny_deepseek.PRESETS.items() if name.endswith("-tiny")}
     out["deepseek-v3"] = real(128, 64, 1.0, 1.0)
     out["deepseek-v2-lite"] = real(128, 64, 0.707, 0.707)
     # DeepSeek's defaults (beta 32/1, mscale 1, mscale_all_dim 0): cos/sin scaled by
