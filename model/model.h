@@ -146,6 +146,7 @@ class Model {
     std::vector<int32_t> slot_row;      // [num_tokens, k]: its row in the grouped buffers
     std::vector<int32_t> expert_begin;  // [E + 1]: grouped rows of expert e
     std::vector<int32_t> expert_fill;   // [E]: next free grouped row of expert e
+    std::vector<int32_t> active_experts;  // experts with rows this layer (capacity E)
     std::vector<float> input;           // [num_tokens * k, hidden_size]: rows grouped by expert
     std::vector<float> gate_up;         // [num_tokens * k, 2 * moe_intermediate_size]
     std::vector<float> act;             // [num_tokens * k, moe_intermediate_size]

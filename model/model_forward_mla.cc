@@ -55,6 +55,7 @@ void Model::ReserveDeepseek(int64_t num_tokens) {
     GrowTo(moe_act_.slot_row, slots);
     GrowTo(moe_act_.expert_begin, c.n_routed_experts + 1);
     GrowTo(moe_act_.expert_fill, c.n_routed_experts);
+    moe_act_.active_experts.reserve(c.n_routed_experts);
     GrowTo(moe_act_.input, slots * hidden);
     GrowTo(moe_act_.gate_up, slots * 2 * c.moe_intermediate_size);
     GrowTo(moe_act_.act, slots * c.moe_intermediate_size);

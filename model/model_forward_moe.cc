@@ -73,22 +73,37 @@ void Model::GroupByExpert(int64_t num_tokens) {
   });
 }
 
-// Each expert with rows: output = down(silu(gate(input)) * up(input)) on its group.
+// Each expert with rows: output = down(silu(gate(input)) * up(input)) on its group. The
+// experts run side by side, one per thread at a time (a decode step gives each only a
+// few rows, and one pool dispatch per layer beats three per expert); when fewer experts
+// than threads have rows, each one's MatMuls use the pool instead.
 void Model::RunExperts(const MoeWeights& moe) {
   const int64_t inter = config_.moe->moe_intermediate_size, hidden = config_.hidden_size;
+  std::vector<int32_t>& active = moe_act_.active_experts;
+  active.clear();
   for (size_t e = 0; e < moe.experts.size(); ++e) {
-    const int64_t first = moe_act_.expert_begin[e], rows = moe_act_.expert_begin[e + 1] - first;
-    if (rows == 0) continue;
-    const MoeWeights::Expert& expert = moe.experts[e];
-    float* gate_up = &moe_act_.gate_up[first * 2 * inter];
-    float* act = &moe_act_.act[first * inter];
-    MatMul(&moe_act_.input[first * hidden], rows, expert.gate_up.matrix(), nullptr, gate_up, pool_);
-    pool_->ParallelFor(rows, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
+    if (moe_act_.expert_begin[e + 1] > moe_act_.expert_begin[e]) active.push_back(static_cast<int32_t>(e));
+  }
+  const bool across_experts = static_cast<int64_t>(active.size()) >= pool_->num_threads();
+  ThreadPool* inner = across_experts ? nullptr : pool_;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int32_t e = active[i];
+      const int64_t first = moe_act_.expert_begin[e], rows = moe_act_.expert_begin[e + 1] - first;
+      const MoeWeights::Expert& expert = moe.experts[e];
+      float* gate_up = &moe_act_.gate_up[first * 2 * inter];
+      float* act = &moe_act_.act[first * inter];
+      MatMul(&moe_act_.input[first * hidden], rows, expert.gate_up.matrix(), nullptr, gate_up, inner);
+      for (int64_t r = 0; r < rows; ++r) {
         SiluMul(&gate_up[r * 2 * inter], &gate_up[r * 2 * inter + inter], inter, &act[r * inter]);
       }
-    });
-    MatMul(act, rows, expert.down.matrix(), nullptr, &moe_act_.output[first * hidden], pool_);
+      MatMul(act, rows, expert.down.matrix(), nullptr, &moe_act_.output[first * hidden], inner);
+    }
+  };
+  if (across_experts) {
+    pool_->ParallelFor(static_cast<int64_t>(active.size()), 1, run);
+  } else {
+    run(0, static_cast<int64_t>(active.size()));
   }
 }
 
