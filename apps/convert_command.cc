@@ -1,4 +1,5 @@
-// surge convert: a Hugging Face Llama/Qwen2 directory -> a GGUF file (model/gguf_convert.h).
+// surge convert: a Hugging Face Llama/Qwen2/DeepSeek directory -> a GGUF file
+// (model/gguf_convert.h).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -29,8 +30,8 @@ int RunConvert(const std::vector<std::string>& args) {
   const std::string usage =
       "surge convert HF_DIR OUT.gguf [--type T]\n"
       "Writes HF_DIR's weights, config and tokenizer as a GGUF file laid out like llama.cpp's\n"
-      "(llama and qwen2). q4_k_m: Q4_K, with Q6_K for the output matrix and for attn_v/ffn_down\n"
-      "in llama.cpp's 'more bits' layers.\n" + flags.Usage();
+      "(llama, qwen2; deepseek2 for DeepSeek V2/V3/R1). q4_k_m: Q4_K, with Q6_K for the output\n"
+      "matrix and for attn_v/ffn_down in llama.cpp's 'more bits' layers.\n" + flags.Usage();
   std::vector<std::string> positional, rest;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].empty() && args[i][0] != '-') {

@@ -54,6 +54,10 @@ struct MoeConfig {
   int64_t moe_layer_freq = 1;
   Scoring scoring_func = Scoring::kSoftmax;
   TopkMethod topk_method = TopkMethod::kGreedy;
+  // The router has an e_score_correction_bias: always with noaux_tc from config.json;
+  // a llama.cpp deepseek2 GGUF may group-limit without one (llama.cpp scores groups as
+  // noaux_tc does, bias or not).
+  bool score_correction_bias = false;
   int64_t n_group = 1;     // only group-limited methods use the groups
   int64_t topk_group = 1;
   bool norm_topk_prob = false;

@@ -69,6 +69,7 @@ void ReadMoe(ConfigReader& reader, ModelConfig* config) {
             {"group_limited_greedy", T::kGroupLimitedGreedy},
             {"noaux_tc", T::kNoauxTc}},
            &moe.topk_method);
+  moe.score_correction_bias = moe.topk_method == T::kNoauxTc;
   // The groups matter only to the group-limited methods, which need both numbers.
   if (moe.topk_method != T::kGreedy) {
     if (reader.Require("n_group")) reader.Int("n_group", &moe.n_group);

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "kernels/gguf_blocks.h"
+#include "model/gguf_deepseek.h"
 #include "model/gguf_names.h"
 #include "model/weight_store.h"
 
@@ -146,21 +147,37 @@ std::vector<uint8_t> F32Bytes(const std::vector<float>& v) {
   return std::vector<uint8_t>(p, p + v.size() * sizeof(float));
 }
 
+// One tensor (`shape` in HF order, the values row-major) in its chosen type. 1-D tensors
+// (norms, biases) and MoE routers stay F32, as llama.cpp's converter keeps them; a 3-D
+// stack of expert matrices is quantized row by row like a matrix.
+Status AddTensor(const ModelConfig& c, GgufFileType type, const std::string& name,
+                 const std::vector<int64_t>& shape, const std::vector<float>& values,
+                 GgufWriter& writer) {
+  const int64_t cols = shape.back(), rows = static_cast<int64_t>(values.size()) / cols;
+  const bool keep_f32 = shape.size() == 1 || name.find(".ffn_gate_inp.") != std::string::npos;
+  const BlockType block = keep_f32 ? BlockType::kF32 : ChooseType(type, name, cols, c);
+  std::vector<uint8_t> bytes(BlockRowBytes(block, cols) * rows);
+  QuantizeBlocks(block, values.data(), rows * cols, bytes.data());
+  if (IsLlamaPermutedQk(c.model_type, name)) {  // a bias's rows are its elements
+    const int64_t num_rows = shape[0];
+    bytes = PermuteRowsHfToGguf(bytes, num_rows, bytes.size() / num_rows, c.head_dim);
+  }
+  std::vector<int64_t> dims(shape.rbegin(), shape.rend());
+  return writer.AddTensor(name, dims, ToGgml(block), std::move(bytes));
+}
+
 Status AddTensors(const WeightStore& store, const ModelConfig& c, GgufFileType type,
                   GgufWriter& writer) {
+  if (IsDeepseek(c)) {
+    return AddDeepseek2Tensors(
+        store, c, [&](const std::string& name, const std::vector<int64_t>& shape,
+                      const std::vector<float>& values) {
+          return AddTensor(c, type, name, shape, values, writer);
+        });
+  }
   for (const auto& [hf_name, shape] : HfTensors(c)) {
     ASSIGN_OR_RETURN(std::vector<float> values, store.LoadF32(hf_name, shape));
-    const std::string name = *GgufTensorNameForHf(hf_name);
-    const int64_t cols = shape.back(), rows = shape.size() == 2 ? shape[0] : 1;
-    const BlockType block = shape.size() == 1 ? BlockType::kF32 : ChooseType(type, name, cols, c);
-    std::vector<uint8_t> bytes(BlockRowBytes(block, cols) * rows);
-    QuantizeBlocks(block, values.data(), rows * cols, bytes.data());
-    if (IsLlamaPermutedQk(c.model_type, name)) {
-      const int64_t num_rows = shape[0];
-      bytes = PermuteRowsHfToGguf(bytes, num_rows, bytes.size() / num_rows, c.head_dim);
-    }
-    std::vector<int64_t> dims(shape.rbegin(), shape.rend());
-    RETURN_IF_ERROR(writer.AddTensor(name, dims, ToGgml(block), std::move(bytes)));
+    RETURN_IF_ERROR(AddTensor(c, type, *GgufTensorNameForHf(hf_name), shape, values, writer));
   }
   if (c.rope_scaling.type == RopeScaling::Type::kLlama3) {
     std::vector<float> factors = Llama3RopeFactors(c);
@@ -196,14 +213,16 @@ const char* GgufFileTypeName(GgufFileType type) {
 }
 
 Status WriteGgufModelMetadata(const ModelConfig& c, GgufFileType type, GgufWriter& w) {
-  const std::string a = c.model_type;
-  if (a != "llama" && a != "qwen2") {
-    return UnimplementedError("GGUF conversion supports llama and qwen2, not '" + a + "'");
+  const std::string a = IsDeepseek(c) ? "deepseek2" : c.model_type;
+  if (a != "llama" && a != "qwen2" && a != "deepseek2") {
+    return UnimplementedError("GGUF conversion supports llama, qwen2 and deepseek_v2/v3, not '" +
+                              a + "'");
   }
   w.SetString("general.architecture", a);
-  w.SetString("general.name", a);
+  w.SetString("general.name", c.model_type);
   w.SetU32("general.file_type", LlamaFileType(type));
   w.SetU32("general.quantization_version", 2);
+  if (a == "deepseek2") return WriteDeepseek2Metadata(c, w);
   w.SetU32(a + ".context_length", static_cast<uint32_t>(c.max_position_embeddings));
   w.SetU32(a + ".embedding_length", static_cast<uint32_t>(c.hidden_size));
   w.SetU32(a + ".block_count", static_cast<uint32_t>(c.num_layers));
@@ -228,12 +247,12 @@ Status WriteGgufModelMetadata(const ModelConfig& c, GgufFileType type, GgufWrite
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path,
                        GgufFileType type, const GgufTokenizerWriter& write_tokenizer) {
   ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(hf_dir));
-  // The writer knows the llama/qwen2 layouts only; a DeepSeek model is not one of them.
-  if (IsDeepseek(config) || config.fp8) {
-    return UnimplementedError(hf_dir + "/config.json: converting " + config.model_type +
-                              (config.fp8 ? " (FP8)" : "") + " to GGUF is not implemented");
+  if (config.fp8 && !IsDeepseek(config)) {
+    return UnimplementedError(hf_dir + "/config.json: FP8 weights are supported for DeepSeek only");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(hf_dir));
+  // FP8 (DeepSeek V3/R1) is dequantized by the store as it is read.
+  if (config.fp8) store->SetFp8BlockShape(config.fp8->block_rows, config.fp8->block_cols);
   GgufWriter writer;
   RETURN_IF_ERROR(WriteGgufModelMetadata(config, type, writer));
   if (write_tokenizer && std::filesystem::exists(hf_dir + "/tokenizer.json")) {

@@ -1,6 +1,7 @@
-// Converting a Hugging Face Llama/Qwen2 directory to a GGUF file the way llama.cpp's
-// convert_hf_to_gguf.py + llama-quantize lay it out: same metadata keys, tensor names,
-// llama Q/K row permutation, and (simplified) per-tensor type choice.
+// Converting a Hugging Face Llama/Qwen2/DeepSeek V2-V3 directory to a GGUF file the way
+// llama.cpp's convert_hf_to_gguf.py + llama-quantize lay it out: same metadata keys,
+// tensor names, llama Q/K row permutation, DeepSeek's deepseek2 layout
+// (model/gguf_deepseek.h), and (simplified) per-tensor type choice.
 #pragma once
 
 #include <functional>
@@ -12,7 +13,8 @@
 
 namespace surge {
 
-// The whole-file type. Per tensor (1-D tensors -- norms, biases -- are always F32):
+// The whole-file type. Per tensor (1-D tensors -- norms, biases -- and MoE routers are
+// always F32):
 //   f32 / f16 / bf16 / q8_0 / q6_k: every matrix in that type;
 //   q4_0:   Q4_0, but the output matrix (token_embd when tied) Q6_K, as llama-quantize;
 //   q4_k_m: Q4_K, but output (or tied token_embd) Q6_K, and attn_v and ffn_down Q6_K in
@@ -35,8 +37,9 @@ Status WriteGgufModelMetadata(const ModelConfig& config, GgufFileType type, Gguf
 using GgufTokenizerWriter =
     std::function<Status(const std::string& hf_dir, const ModelConfig& config, GgufWriter& writer)>;
 
-// HF_DIR -> OUT_PATH. Tokenizer metadata is written by `write_tokenizer` when given and
-// HF_DIR has a tokenizer.json; without it the file holds the model only.
+// HF_DIR -> OUT_PATH (an FP8 DeepSeek checkpoint dequantized as it is read). Tokenizer
+// metadata is written by `write_tokenizer` when given and HF_DIR has a tokenizer.json;
+// without it the file holds the model only.
 Status ConvertHfToGguf(const std::string& hf_dir, const std::string& out_path, GgufFileType type,
                        const GgufTokenizerWriter& write_tokenizer = {});
 

@@ -30,11 +30,7 @@ std::string Temp(const std::string& name) { return testing::TempDir() + "/gguf_m
 
 // A random HF model from tools/make_tiny_model.py (written once per test binary run).
 std::string MakeTiny(const std::string& name, const std::string& flags) {
-  const std::string dir = Temp(name);
-  const std::string command = "/usr/bin/python3 tools/make_tiny_model.py --out " + dir + " " +
-                              flags + " > /dev/null";
-  CHECK(std::system(command.c_str()) == 0) << command;
-  return dir;
+  return MakeTinyModel(Temp(name), flags);
 }
 
 // Writes HF_DIR as a GGUF in the test's temporary directory (never beside HF_DIR, which
@@ -45,30 +41,6 @@ std::string Convert(const std::string& hf_dir, GgufFileType type) {
   Status status = ConvertHfToGguf(hf_dir, out, type);
   CHECK(status.ok()) << status.ToString();
   return out;
-}
-
-
-
-std::vector<int32_t> SomeIds(int64_t vocab, int n) {
-  std::vector<int32_t> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + 11) % vocab));
-  return ids;
-}
-
-struct Error {
-  double max_relative;  // max |diff| / max |logit|
-  double rms_relative;  // rms diff / rms logit
-};
-Error Compare(const std::vector<float>& want, const std::vector<float>& got) {
-  double max_diff = 0, max_logit = 0, d2 = 0, l2 = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double diff = double{got[i]} - want[i];
-    max_diff = std::max(max_diff, std::fabs(diff));
-    max_logit = std::max(max_logit, std::fabs(double{want[i]}));
-    d2 += diff * diff;
-    l2 += double{want[i]} * want[i];
-  }
-  return {max_diff / max_logit, std::sqrt(d2 / l2)};
 }
 
 TEST(GgufModelTest, F32FilesGiveExactlyTheHfLogits) {
@@ -85,7 +57,7 @@ TEST(GgufModelTest, F32FilesGiveExactlyTheHfLogits) {
     // bf16 from an F16 file: the same bits as bf16 from the HF model only up to f16
     // rounding; just close.
     std::unique_ptr<Model> f16 = LoadModelOrDie(Convert(hf, GgufFileType::kF16), &pool);
-    EXPECT_LT(Compare(AllLogits(*want, ids), AllLogits(*f16, ids)).max_relative, 5e-3) << flags;
+    EXPECT_LT(CompareLogits(AllLogits(*want, ids), AllLogits(*f16, ids)).max_relative, 5e-3) << flags;
   }
 }
 
@@ -106,7 +78,7 @@ TEST(GgufModelTest, RopeScalingSurvivesConversion) {
     std::unique_ptr<Model> want = LoadModelOrDie(hf, &pool);
     std::unique_ptr<Model> got = LoadModelOrDie(Convert(hf, GgufFileType::kF32), &pool);
     const std::vector<int32_t> ids = SomeIds(want->config().vocab_size, 300);  // past 64
-    const Error e = Compare(AllLogits(*want, ids), AllLogits(*got, ids));
+    const LogitError e = CompareLogits(AllLogits(*want, ids), AllLogits(*got, ids));
     EXPECT_LE(e.max_relative, c.max_relative) << c.scaling;
   }
   // (Without the divisors the llama3 case measures 0.33.)
@@ -166,13 +138,13 @@ TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
     const std::vector<float> want = AllLogits(*f32, ids);
     auto error_of = [&](const std::string& path, LoadOptions options, const std::string& label) {
       std::unique_ptr<Model> model = LoadModelOrDie(path, &pool, options);
-      const Error e = Compare(want, AllLogits(*model, ids));
+      const LogitError e = CompareLogits(want, AllLogits(*model, ids));
       std::printf("%-6s %-22s max |diff|/max|logit| %.4f  rms %.4f  weights %.2f MB\n", arch,
                   label.c_str(), e.max_relative, e.rms_relative, model->linear_weight_bytes() / 1e6);
       return e;
     };
-    const Error int8 = error_of(hf, {WeightDType::kF32, Quantization::kInt8}, "hf int8");
-    const Error int4 = error_of(hf, {WeightDType::kF32, Quantization::kInt4, 32}, "hf int4-g32");
+    const LogitError int8 = error_of(hf, {WeightDType::kF32, Quantization::kInt8}, "hf int8");
+    const LogitError int4 = error_of(hf, {WeightDType::kF32, Quantization::kInt4, 32}, "hf int4-g32");
     LoadOptions wide_bf16;
     wide_bf16.gguf_wide_quant_dtype = WeightDType::kBF16;
     const std::string q8 = Convert(hf, GgufFileType::kQ8_0), q6 = Convert(hf, GgufFileType::kQ6_K);
@@ -180,7 +152,7 @@ TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
       std::string path;
       LoadOptions options;
       const char* label;
-      const Error& yardstick;
+      const LogitError& yardstick;
       double factor;
     } cases[] = {
         {q8, {}, "q8_0 -> int8", int8, 1.4},
@@ -191,7 +163,7 @@ TEST(GgufModelTest, QuantizedLogitsCloseToF32) {
         {Convert(hf, GgufFileType::kQ4_K_M), {}, "q4_k_m -> int4/int8", int4, 1.7},
     };
     for (const auto& c : cases) {
-      const Error e = error_of(c.path, c.options, c.label);
+      const LogitError e = error_of(c.path, c.options, c.label);
       EXPECT_LT(e.rms_relative, c.factor * c.yardstick.rms_relative) << arch << " " << c.label;
       EXPECT_LT(e.max_relative, c.factor * c.yardstick.max_relative + 0.01) << arch << " " << c.label;
     }
@@ -239,7 +211,7 @@ TEST(GgufModelTest, LegacyBlockTypesLoad) {
     }
     const std::string path = Temp(std::string("legacy_") + BlockTypeName(c.block) + ".gguf");
     CHECK(w.WriteFile(path).ok());
-    const Error e = Compare(want, AllLogits(*LoadModelOrDie(path, &pool), ids));
+    const LogitError e = CompareLogits(want, AllLogits(*LoadModelOrDie(path, &pool), ids));
     std::printf("%s: rms %.4f max %.4f\n", BlockTypeName(c.block), e.rms_relative, e.max_relative);
     EXPECT_LT(e.rms_relative, c.max_rms) << BlockTypeName(c.block);
   }

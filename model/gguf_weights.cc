@@ -2,9 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "base/check.h"
+#include "model/gguf_deepseek.h"
 #include "model/gguf_names.h"
 
 namespace surge {
@@ -14,16 +17,6 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
-}
-
-// Optional integer metadata: the value, `fallback` when absent, an error when ill-typed.
-StatusOr<int64_t> IntOr(const GgufFile& f, const std::string& key, int64_t fallback) {
-  if (!f.Has(key)) return fallback;
-  return f.GetInt(key);
-}
-StatusOr<double> FloatOr(const GgufFile& f, const std::string& key, double fallback) {
-  if (!f.Has(key)) return fallback;
-  return f.GetFloat(key);
 }
 
 Status ReadRopeScaling(const GgufFile& f, const std::string& arch, ModelConfig* c) {
@@ -42,8 +35,8 @@ Status ReadRopeScaling(const GgufFile& f, const std::string& arch, ModelConfig* 
 }
 
 Status ReadSpecialTokens(const GgufFile& f, ModelConfig* c) {
-  ASSIGN_OR_RETURN(int64_t bos, IntOr(f, "tokenizer.ggml.bos_token_id", -1));
-  ASSIGN_OR_RETURN(int64_t eos, IntOr(f, "tokenizer.ggml.eos_token_id", -1));
+  ASSIGN_OR_RETURN(int64_t bos, GgufIntOr(f, "tokenizer.ggml.bos_token_id", -1));
+  ASSIGN_OR_RETURN(int64_t eos, GgufIntOr(f, "tokenizer.ggml.eos_token_id", -1));
   c->bos_token_id = static_cast<int32_t>(bos);
   if (eos >= 0) c->eos_token_ids = {static_cast<int32_t>(eos)};
   return OkStatus();
@@ -71,7 +64,30 @@ Status CheckSizes(const GgufFile& f, const std::string& p, const ModelConfig& c)
   return OkStatus();
 }
 
+// The vocabulary (token_embd's), tied output and special tokens, for every architecture.
+Status ReadEmbeddingAndTokens(const GgufFile& f, ModelConfig* c) {
+  ASSIGN_OR_RETURN(const GgufTensorInfo* embd, f.GetTensor("token_embd.weight"));
+  if (embd->dims.size() != 2 || embd->dims[0] != c->hidden_size) {
+    return InvalidArgumentError(f.path() + ": tensor 'token_embd.weight' has shape " +
+                                embd->ShapeString() + ", expected [" +
+                                std::to_string(c->hidden_size) + ", vocab]");
+  }
+  c->vocab_size = embd->dims[1];
+  c->tie_word_embeddings = f.FindTensor("output.weight") == nullptr;
+  return ReadSpecialTokens(f, c);
+}
+
 }  // namespace
+
+StatusOr<int64_t> GgufIntOr(const GgufFile& f, const std::string& key, int64_t fallback) {
+  if (!f.Has(key)) return fallback;
+  return f.GetInt(key);
+}
+
+StatusOr<double> GgufFloatOr(const GgufFile& f, const std::string& key, double fallback) {
+  if (!f.Has(key)) return fallback;
+  return f.GetFloat(key);
+}
 
 bool IsGgufPath(const std::string& path) {
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
@@ -85,27 +101,32 @@ bool IsGgufPath(const std::string& path) {
 StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& f) {
   ModelConfig c;
   ASSIGN_OR_RETURN(std::string arch, f.GetString("general.architecture"));
+  c.model_type = arch;
+  if (arch == "deepseek2") {
+    RETURN_IF_ERROR(ReadDeepseek2Config(f, &c));
+    RETURN_IF_ERROR(ReadEmbeddingAndTokens(f, &c));
+    return c;
+  }
   if (arch == "llama") {
     c.architecture = Architecture::kLlama;
   } else if (arch == "qwen2") {
     c.architecture = Architecture::kQwen2;
   } else {
     return UnimplementedError(f.path() + ": general.architecture '" + arch +
-                              "' is not supported (llama, qwen2)");
+                              "' is not supported (llama, qwen2, deepseek2)");
   }
-  c.model_type = arch;
   const std::string p = arch + ".";
   ASSIGN_OR_RETURN(c.hidden_size, f.GetInt(p + "embedding_length"));
   ASSIGN_OR_RETURN(c.num_layers, f.GetInt(p + "block_count"));
   ASSIGN_OR_RETURN(c.intermediate_size, f.GetInt(p + "feed_forward_length"));
   ASSIGN_OR_RETURN(c.num_heads, f.GetInt(p + "attention.head_count"));
-  ASSIGN_OR_RETURN(c.num_kv_heads, IntOr(f, p + "attention.head_count_kv", c.num_heads));
+  ASSIGN_OR_RETURN(c.num_kv_heads, GgufIntOr(f, p + "attention.head_count_kv", c.num_heads));
   ASSIGN_OR_RETURN(c.max_position_embeddings, f.GetInt(p + "context_length"));
   ASSIGN_OR_RETURN(c.rms_norm_eps, f.GetFloat(p + "attention.layer_norm_rms_epsilon"));
-  ASSIGN_OR_RETURN(c.rope_theta, FloatOr(f, p + "rope.freq_base", 10000.0));
+  ASSIGN_OR_RETURN(c.rope_theta, GgufFloatOr(f, p + "rope.freq_base", 10000.0));
   if (c.num_heads <= 0) return InvalidArgumentError(f.path() + ": " + p + "attention.head_count must be positive");
-  ASSIGN_OR_RETURN(c.head_dim, IntOr(f, p + "attention.key_length", c.hidden_size / c.num_heads));
-  ASSIGN_OR_RETURN(int64_t rope_dims, IntOr(f, p + "rope.dimension_count", c.head_dim));
+  ASSIGN_OR_RETURN(c.head_dim, GgufIntOr(f, p + "attention.key_length", c.hidden_size / c.num_heads));
+  ASSIGN_OR_RETURN(int64_t rope_dims, GgufIntOr(f, p + "rope.dimension_count", c.head_dim));
   if (rope_dims != c.head_dim) {
     return UnimplementedError(f.path() + ": " + p + "rope.dimension_count " +
                               std::to_string(rope_dims) + " != head dim " +
@@ -113,21 +134,13 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& f) {
   }
   RETURN_IF_ERROR(CheckSizes(f, p, c));
   RETURN_IF_ERROR(ReadRopeScaling(f, arch, &c));
-  ASSIGN_OR_RETURN(const GgufTensorInfo* embd, f.GetTensor("token_embd.weight"));
-  if (embd->dims.size() != 2 || embd->dims[0] != c.hidden_size) {
-    return InvalidArgumentError(f.path() + ": tensor 'token_embd.weight' has shape " +
-                                embd->ShapeString() + ", expected [" +
-                                std::to_string(c.hidden_size) + ", vocab]");
-  }
-  c.vocab_size = embd->dims[1];
-  c.tie_word_embeddings = f.FindTensor("output.weight") == nullptr;
+  RETURN_IF_ERROR(ReadEmbeddingAndTokens(f, &c));
   c.qkv_bias = f.FindTensor("blk.0.attn_q.bias") != nullptr;
   if (c.architecture == Architecture::kQwen2 && !c.qkv_bias) {
     return NotFoundError(f.path() + ": qwen2 needs tensor 'blk.0.attn_q.bias'");
   }
   c.o_bias = f.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.mlp_bias = f.FindTensor("blk.0.ffn_up.bias") != nullptr;
-  RETURN_IF_ERROR(ReadSpecialTokens(f, &c));
   return c;
 }
 
@@ -152,24 +165,80 @@ StatusOr<BlockType> BlockTypeOf(const GgufFile& file, const GgufTensorInfo& tens
 }
 
 bool GgufWeightSource::Contains(const std::string& name) const {
-  std::optional<std::string> gguf = GgufTensorNameForHf(name);
-  return gguf && file_.FindTensor(*gguf) != nullptr;
+  if (std::optional<std::string> prefix = SplitKvBPrefix(name)) {
+    return file_.FindTensor(*GgufTensorNameForHf(*prefix + "k_b_proj.weight")) != nullptr;
+  }
+  std::optional<GgufTensorRef> ref = GgufTensorRefForHf(name);
+  return ref && file_.FindTensor(ref->name) != nullptr;
+}
+
+std::optional<std::string> GgufWeightSource::SplitKvBPrefix(const std::string& hf_name) const {
+  const std::string kv_b = "kv_b_proj.weight";
+  if (!config_.mla || hf_name.size() < kv_b.size() ||
+      hf_name.compare(hf_name.size() - kv_b.size(), kv_b.size(), kv_b) != 0) {
+    return std::nullopt;
+  }
+  std::optional<std::string> legacy = GgufTensorNameForHf(hf_name);
+  if (!legacy || file_.FindTensor(*legacy) != nullptr) return std::nullopt;
+  return hf_name.substr(0, hf_name.size() - kv_b.size());
+}
+
+// kv_b_proj [heads * (nope + v), latent] from attn_k_b [heads, latent, nope] (W_UK
+// transposed per head) and attn_v_b [heads, v, latent], as llama.cpp's converter split it.
+StatusOr<LinearWeightData> GgufWeightSource::LoadSplitKvB(const std::string& prefix, int64_t rows,
+                                                          int64_t cols) const {
+  const MlaConfig& m = *config_.mla;
+  const int64_t heads = config_.num_heads, nope = m.qk_nope_head_dim, v = m.v_head_dim;
+  const int64_t latent = m.kv_lora_rank;
+  CHECK(rows == heads * (nope + v) && cols == latent) << "kv_b_proj: " << rows << " x " << cols;
+  if (!Contains(prefix + "k_b_proj.weight")) {
+    const std::string kv_b = *GgufTensorNameForHf(prefix + "kv_b_proj.weight");
+    return NotFoundError(file_.path() + ": neither tensor '" + kv_b + "' nor '" +
+                         *GgufTensorNameForHf(prefix + "k_b_proj.weight") + "' is present");
+  }
+  ASSIGN_OR_RETURN(std::vector<float> k_b,
+                   LoadF32(prefix + "k_b_proj.weight", {heads, latent, nope}));
+  ASSIGN_OR_RETURN(std::vector<float> v_b, LoadF32(prefix + "v_b_proj.weight", {heads, v, latent}));
+  LinearWeightData data;
+  data.rows = rows;
+  data.cols = cols;
+  data.f32.resize(rows * cols);
+  for (int64_t h = 0; h < heads; ++h) {
+    float* head = &data.f32[h * (nope + v) * latent];
+    for (int64_t i = 0; i < nope; ++i) {
+      for (int64_t j = 0; j < latent; ++j) head[i * latent + j] = k_b[(h * latent + j) * nope + i];
+    }
+    std::copy_n(&v_b[h * v * latent], v * latent, head + nope * latent);
+  }
+  return data;
 }
 
 StatusOr<GgufWeightSource::Raw> GgufWeightSource::LoadRaw(
     const std::string& hf_name, const std::vector<int64_t>& expected_shape) const {
-  std::optional<std::string> name = GgufTensorNameForHf(hf_name);
-  if (!name) return InternalError("no GGUF name for tensor '" + hf_name + "'");
+  std::optional<GgufTensorRef> ref = GgufTensorRefForHf(hf_name);
+  if (!ref) return InternalError("no GGUF name for tensor '" + hf_name + "'");
+  const std::string* name = &ref->name;
   ASSIGN_OR_RETURN(const GgufTensorInfo* t, file_.GetTensor(*name));
   std::vector<int64_t> hf_shape(t->dims.rbegin(), t->dims.rend());  // ggml lists dims inner first
-  if (hf_shape != expected_shape) {
+  std::vector<int64_t> want = expected_shape;
+  const int64_t num_experts = config_.moe ? config_.moe->n_routed_experts : 0;
+  if (ref->expert >= 0) want.insert(want.begin(), num_experts);  // [experts, rows, cols]
+  if (hf_shape != want) {
     return InvalidArgumentError(file_.path() + ": tensor '" + *name + "' has shape " +
                                 t->ShapeString() + " (ggml order), expected " +
-                                ShapeString({expected_shape.rbegin(), expected_shape.rend()}));
+                                ShapeString({want.rbegin(), want.rend()}));
   }
   Raw raw;
   ASSIGN_OR_RETURN(raw.type, BlockTypeOf(file_, *t));
   raw.view = t->bytes;
+  if (ref->expert >= 0) {  // expert e's [rows, cols]: slice e of the stack
+    if (ref->expert >= num_experts) {
+      return InvalidArgumentError(file_.path() + ": tensor '" + *name + "' has no expert " +
+                                  std::to_string(ref->expert));
+    }
+    const size_t slice = raw.view.size() / num_experts;
+    raw.view = raw.view.subspan(ref->expert * slice, slice);
+  }
   if (IsLlamaPermutedQk(config_.model_type, *name)) {
     const int64_t num_rows = expected_shape[0];
     const int64_t row_bytes = static_cast<int64_t>(raw.view.size()) / num_rows;
@@ -194,6 +263,9 @@ StatusOr<std::vector<float>> GgufWeightSource::LoadF32(
 
 StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string& name,
                                                               int64_t rows, int64_t cols) const {
+  if (std::optional<std::string> prefix = SplitKvBPrefix(name + ".weight")) {
+    return LoadSplitKvB(*prefix, rows, cols);
+  }
   ASSIGN_OR_RETURN(Raw raw, LoadRaw(name + ".weight", {rows, cols}));
   LinearWeightData data;
   data.rows = rows;

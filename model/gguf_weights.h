@@ -1,8 +1,10 @@
 // A GGUF model file as a WeightSource (tensors looked up by their Hugging Face names,
-// llama's Q/K rows un-permuted) and its ModelConfig from the `<arch>.*` metadata.
+// llama's Q/K rows un-permuted, DeepSeek's stacked experts sliced and split kv_b joined)
+// and its ModelConfig from the `<arch>.*` metadata.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +21,16 @@ namespace surge {
 // starts with the GGUF magic.
 bool IsGgufPath(const std::string& path);
 
-// The config of a `llama` or `qwen2` GGUF: UNIMPLEMENTED for another architecture, a
-// partial rotary dimension or a rope scaling type other than none/linear; metadata
-// errors name the key. Vocabulary size from token_embd; tied when `output` is absent.
+// The config of a `llama`, `qwen2` or `deepseek2` GGUF (model/gguf_deepseek.h):
+// UNIMPLEMENTED for another architecture, a partial rotary dimension (llama/qwen2) or a
+// rope scaling type other than none/linear (deepseek2: yarn too); metadata errors name
+// the key. Vocabulary size from token_embd; tied when `output` is absent.
 StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& file);
+
+// Optional metadata: the value, `fallback` when absent, an error naming the key when
+// ill-typed.
+StatusOr<int64_t> GgufIntOr(const GgufFile& file, const std::string& key, int64_t fallback);
+StatusOr<double> GgufFloatOr(const GgufFile& file, const std::string& key, double fallback);
 
 // The ggml tensor types the loader reads, as kernels' block types; UNIMPLEMENTED
 // (naming the tensor, its type and the supported ones) for the rest.
@@ -53,6 +61,11 @@ class GgufWeightSource : public WeightSource {
     const uint8_t* data() const { return permuted.empty() ? view.data() : permuted.data(); }
   };
   StatusOr<Raw> LoadRaw(const std::string& hf_name, const std::vector<int64_t>& expected_shape) const;
+  // DeepSeek files with attn_k_b/attn_v_b instead of attn_kv_b: for a kv_b_proj weight,
+  // its "model.layers.N.self_attn." prefix; nullopt otherwise.
+  std::optional<std::string> SplitKvBPrefix(const std::string& hf_name) const;
+  StatusOr<LinearWeightData> LoadSplitKvB(const std::string& prefix, int64_t rows,
+                                          int64_t cols) const;
 
   const GgufFile& file_;
   const ModelConfig& config_;

@@ -74,7 +74,7 @@ class Model {
   // (InvalidArgument for a bad combination). Errors name the missing or mis-shaped
   // tensor. `pool` (borrowed, must outlive the model) runs the matmuls and attention;
   // null means single-threaded.
-  // `model_dir` may also be a .gguf file (llama/qwen2; see model/gguf_weights.h): the
+  // `model_dir` may also be a .gguf file (llama/qwen2/deepseek2; model/gguf_weights.h): the
   // config comes from its metadata and each linear layer keeps the format its blocks map
   // to (LoadOptions::gguf_wide_quant_dtype).
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool,

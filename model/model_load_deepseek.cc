@@ -101,7 +101,7 @@ Status Model::LoadMoe(const WeightSource& store, const std::string& m, Layer& la
   // The router stays f32 whatever the load format: its logits pick the experts.
   moe->router = PackedWeight::Pack(router.data(), c.n_routed_experts, hidden,
                                    {WeightDType::kF32}, pool_);
-  if (c.topk_method == MoeConfig::TopkMethod::kNoauxTc) {
+  if (c.score_correction_bias) {
     ASSIGN_OR_RETURN(moe->score_bias,
                      store.LoadF32(m + "gate.e_score_correction_bias", {c.n_routed_experts}));
   }

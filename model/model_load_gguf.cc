@@ -1,5 +1,6 @@
-// Model::LoadGguf: a llama/qwen2 GGUF file -- config from its metadata, tensors through
-// GgufWeightSource (names mapped, llama Q/K un-permuted, blocks decoded or repacked).
+// Model::LoadGguf: a llama/qwen2/deepseek2 GGUF file -- config from its metadata, tensors
+// through GgufWeightSource (names mapped, llama Q/K un-permuted, DeepSeek experts sliced,
+// blocks decoded or repacked).
 #include <cstring>
 
 #include "gguf/gguf_file.h"

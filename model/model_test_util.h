@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -15,6 +16,38 @@
 #include "model/model.h"
 
 namespace surge {
+
+// Writes a random HF model with tools/make_tiny_model.py FLAGS into `dir`; returns it.
+inline std::string MakeTinyModel(const std::string& dir, const std::string& flags) {
+  const std::string command = "/usr/bin/python3 tools/make_tiny_model.py --out " + dir + " " +
+                              flags + " > /dev/null";
+  CHECK(std::system(command.c_str()) == 0) << command;
+  return dir;
+}
+
+// `n` ids spread over the vocabulary, the same every run.
+inline std::vector<int32_t> SomeIds(int64_t vocab, int n) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 37 + 11) % vocab));
+  return ids;
+}
+
+// How far `got` logits are from `want`.
+struct LogitError {
+  double max_relative;  // max |diff| / max |logit|
+  double rms_relative;  // rms diff / rms logit
+};
+inline LogitError CompareLogits(const std::vector<float>& want, const std::vector<float>& got) {
+  double max_diff = 0, max_logit = 0, d2 = 0, l2 = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double diff = double{got[i]} - want[i];
+    max_diff = std::max(max_diff, std::fabs(diff));
+    max_logit = std::max(max_logit, std::fabs(double{want[i]}));
+    d2 += diff * diff;
+    l2 += double{want[i]} * want[i];
+  }
+  return {max_diff / max_logit, std::sqrt(d2 / l2)};
+}
 
 inline std::unique_ptr<Model> LoadModelOrDie(const std::string& path, ThreadPool* pool,
                                              const LoadOptions& options = {}) {
