@@ -5,26 +5,17 @@
 #include <limits>
 
 #include "base/check.h"
+#include "kernels/attention_tile.h"
 #include "kernels/vec_ops.h"
 
 namespace surge {
 namespace {
 
-// Keys per step of the online softmax; scores live on the stack.
-constexpr int32_t kKeyTile = 32;
-// Query heads per pass over the keys; bigger groups take several passes.
-constexpr int32_t kMaxHeadsPerPass = 16;
-// Queries per pass over the keys (PagedAttentionQueries): a key tile's K/V rows stay in
-// L1 while every query of the tile takes them.
+constexpr int32_t kKeyTile = kAttentionKeyTile;
+constexpr int32_t kMaxHeadsPerPass = kAttentionMaxHeadsPerPass;
 constexpr int32_t kMaxQueriesPerTile = kMaxPagedAttentionQueryTile;
-
-// Running softmax state of one query head: out holds sum_j exp(s_j - max) * v_j.
-struct HeadState {
-  const float* q;
-  float* out;
-  float max;
-  float sum;
-};
+using HeadState = AttentionHeadState;
+using QueryTile = AttentionQueryTile;
 
 // Folds one head's scores [0, n) into its running max and sum, turning them into
 // exp(score - max) and rescaling what out holds when the max grows.
@@ -86,14 +77,6 @@ void AttendDecodedTile(const VecOps& ops, const float* xk, const float* xv, int3
       ops.axpy(scores[h][t], xv + t * head_dim, heads[h].out, head_dim);
 }
 
-// A tile of queries, each with up to kMaxHeadsPerPass heads of one kv head.
-struct QueryTile {
-  HeadState heads[kMaxQueriesPerTile][kMaxHeadsPerPass];  // [query, head]
-  int32_t num_keys[kMaxQueriesPerTile];                   // query i sees keys [0, num_keys[i])
-  int32_t num_queries = 0;
-  int32_t num_heads = 0;
-};
-
 // All keys of every query in `tile`, key tile by key tile: every query's key tiles are
 // a prefix of the last (longest) query's -- they start at the same t0 and only the
 // last one a query sees is cut short at its own num_keys -- so each query folds exactly
@@ -139,9 +122,9 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
 
 // Queries [query_begin, query_end) (at most kMaxQueriesPerTile), heads [first, first +
 // num_heads) of kv head `kv_head`'s group.
-void AttendHeadPass(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
-                    const AttentionQueries& queries, int32_t query_begin, int32_t query_end,
-                    int32_t kv_head, int32_t first, int32_t num_heads) {
+void AttendHeadPass(SimdLevel level, const VecOps& ops, const KvRowOps& rows,
+                    const PagedKvView& kv, const AttentionQueries& queries, int32_t query_begin,
+                    int32_t query_end, int32_t kv_head, int32_t first, int32_t num_heads) {
   const int32_t group = queries.num_heads / kv.num_kv_heads;
   QueryTile tile;
   tile.num_queries = query_end - query_begin;
@@ -159,7 +142,13 @@ void AttendHeadPass(const VecOps& ops, const KvRowOps& rows, const PagedKvView& 
       std::fill_n(tile.heads[i][h].out, kv.head_dim, 0.0f);
     }
   }
-  AttendQueryTile(ops, rows, kv, queries, kv_head, tile);
+  // The AVX-512 f32 tile kernel gives the same bits (attention_tile.h), so which one runs
+  // may depend on the tile's size: transposing K pays only for several (query, head) pairs.
+  const bool wide_tile = tile.num_queries * tile.num_heads >= 4;
+  if (!(level >= SimdLevel::kAvx512 && wide_tile &&
+        AttendQueryTileF32Avx512(kv, queries, kv_head, tile))) {
+    AttendQueryTile(ops, rows, kv, queries, kv_head, tile);
+  }
   for (int32_t i = 0; i < tile.num_queries; ++i)
     for (int32_t h = 0; h < num_heads; ++h)
       ops.scale(1.0f / tile.heads[i][h].sum, tile.heads[i][h].out, kv.head_dim);
@@ -178,7 +167,7 @@ void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,
   for (int32_t q0 = query_begin; q0 < query_end; q0 += kMaxQueriesPerTile) {
     const int32_t q1 = std::min(query_end, q0 + kMaxQueriesPerTile);
     for (int32_t first = 0; first < group; first += kMaxHeadsPerPass)
-      AttendHeadPass(ops, rows, kv, queries, q0, q1, kv_head, first,
+      AttendHeadPass(level, ops, rows, kv, queries, q0, q1, kv_head, first,
                      std::min(kMaxHeadsPerPass, group - first));
   }
 }

@@ -210,18 +210,23 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
 // computes it), for every format, SIMD level and GQA ratio (20: two head passes; 4 and
 // 20 take the int4 decoded-once path), chunk sizes 1..40 (several query tiles, the last
 // one partial) and starts on, before and after block and key-tile boundaries.
+// Head dims 64 and 128 (f32) take the AVX-512 transposed-K tile kernel for tiles of >= 4
+// (query, head) pairs; with ratio 1 a query alone takes the portable loop, so the two
+// are compared bit for bit.
 TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
   std::mt19937 rng(14);
   constexpr int32_t kMaxChunk = 40;
   const struct {
     int32_t start, block_size;
   } starts[] = {{0, 16}, {15, 16}, {33, 16}, {47, 48}, {64, 5}};
+  for (int32_t head_dim : {40, 64, 128}) {
   for (int32_t ratio : {1, 4, 20}) {
     for (const auto& st : starts) {
       for (KvDType dtype : kAllKvDTypes) {
+        if (head_dim != 40 && dtype != KvDType::kF32) continue;  // the tile kernel is f32 only
         const int32_t num_kv_heads = ratio == 1 ? 2 : 1;
-        const Shape shape{ratio * num_kv_heads, num_kv_heads, 40, st.block_size, st.start,
-                          kMaxChunk};
+        const Shape shape{ratio * num_kv_heads, num_kv_heads, head_dim, st.block_size,
+                          st.start, kMaxChunk};
         Scenario scenario(shape, rng, dtype);
         for (SimdLevel level : SupportedSimdLevels()) {
           std::vector<float> alone(scenario.q.size(), NAN);
@@ -250,7 +255,8 @@ TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
             for (size_t i = 0; i < size; ++i) {
               // memcmp-like: the same bits, NaN never expected.
               ASSERT_EQ(std::bit_cast<uint32_t>(tiled[i]), std::bit_cast<uint32_t>(alone[i]))
-                  << KvDTypeName(dtype) << " " << SimdLevelName(level) << " ratio " << ratio
+                  << KvDTypeName(dtype) << " " << SimdLevelName(level) << " dim " << head_dim
+                  << " ratio " << ratio
                   << " start " << st.start << " block " << st.block_size << " chunk " << chunk
                   << " at " << i;
               ASSERT_EQ(std::bit_cast<uint32_t>(halves[i]), std::bit_cast<uint32_t>(alone[i]))
@@ -261,6 +267,7 @@ TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
         }
       }
     }
+  }
   }
 }
 

@@ -37,15 +37,7 @@ float Dot(const float* a, const float* b, int64_t n) {
 
 float SumSquares(const float* x, int64_t n) { return Dot(x, x, n); }
 
-float Max(const float* x, int64_t n) {
-  __m512 best = _mm512_set1_ps(-__builtin_inff());
-  int64_t i = 0;
-  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes)
-    best = _mm512_max_ps(best, _mm512_loadu_ps(x + i));
-  if (i < n)
-    best = _mm512_mask_max_ps(best, Avx512TailMask(n - i), best, Avx512LoadTail(x + i, n - i));
-  return Avx512ReduceMax(best);
-}
+float Max(const float* x, int64_t n) { return Avx512Max(x, n); }
 
 void Axpy(float a, const float* x, float* y, int64_t n) {
   __m512 va = _mm512_set1_ps(a);
@@ -94,21 +86,7 @@ void MulScaleWeight(const float* x, float s, const float* w, float* y, int64_t n
 }
 
 float ExpShifted(const float* x, float shift, float* y, int64_t n) {
-  __m512 vshift = _mm512_set1_ps(shift);
-  __m512 sum = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes) {
-    __m512 e = Avx512Exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
-    _mm512_storeu_ps(y + i, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  if (i < n) {
-    __mmask16 mask = Avx512TailMask(n - i);
-    __m512 e = Avx512Exp(_mm512_sub_ps(Avx512LoadTail(x + i, n - i), vshift));
-    _mm512_mask_storeu_ps(y + i, mask, e);
-    sum = _mm512_mask_add_ps(sum, mask, sum, e);
-  }
-  return Avx512ReduceAdd(sum);
+  return Avx512ExpShifted(x, shift, y, n);
 }
 
 inline __m512 SiluMulVector(__m512 gate, __m512 up) {

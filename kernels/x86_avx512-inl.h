@@ -58,5 +58,36 @@ inline __m512 Avx512Exp(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
+// max of x[0, n): whole vectors, then one masked vector (VecOps::max on AVX-512; the
+// attention kernels fold scores with it too, so both give the same bits).
+inline float Avx512Max(const float* x, int64_t n) {
+  __m512 best = _mm512_set1_ps(-__builtin_inff());
+  int64_t i = 0;
+  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes)
+    best = _mm512_max_ps(best, _mm512_loadu_ps(x + i));
+  if (i < n)
+    best = _mm512_mask_max_ps(best, Avx512TailMask(n - i), best, Avx512LoadTail(x + i, n - i));
+  return Avx512ReduceMax(best);
+}
+
+// y = exp(x - shift) over [0, n), returning their sum in a fixed order (VecOps::exp_shifted).
+inline float Avx512ExpShifted(const float* x, float shift, float* y, int64_t n) {
+  __m512 vshift = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + kAvx512Lanes <= n; i += kAvx512Lanes) {
+    __m512 e = Avx512Exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
+    _mm512_storeu_ps(y + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < n) {
+    __mmask16 mask = Avx512TailMask(n - i);
+    __m512 e = Avx512Exp(_mm512_sub_ps(Avx512LoadTail(x + i, n - i), vshift));
+    _mm512_mask_storeu_ps(y + i, mask, e);
+    sum = _mm512_mask_add_ps(sum, mask, sum, e);
+  }
+  return Avx512ReduceAdd(sum);
+}
+
 }  // namespace
 }  // namespace surge

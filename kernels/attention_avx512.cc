@@ -1,0 +1,258 @@
+// AVX-512 prefill attention over f32 K/V (kernels/attention_tile.h): a key tile's K rows
+// are transposed once per tile of queries, so each query head's scores for 16 keys come
+// from vector FMA chains with the keys in the lanes -- the very chains and reduction
+// tree of the row dot product (kv_codec_avx512.cc DotElementwise), so the same bits.
+// GCC 12's AVX-512 headers trip -Wuninitialized (GCC bug 105593); see vec_ops_avx512.cc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/attention_tile.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma")
+#include "kernels/x86_avx512-inl.h"
+
+namespace surge {
+namespace {
+
+// Keys of a key tile in the transposed copy: two halves of 16 lanes.
+constexpr int32_t kTileKeys = kAttentionKeyTile;
+static_assert(kTileKeys == 2 * kAvx512Lanes);
+
+// In place: r[c] becomes column c of the 16 x 16 block whose row j was r[j].
+void Transpose16(__m512 r[16]) {
+  __m512 t[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i += 4) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    t[i + 2] = _mm512_unpacklo_ps(r[i + 2], r[i + 3]);
+    t[i + 3] = _mm512_unpackhi_ps(r[i + 2], r[i + 3]);
+  }
+  // u[i + j], 128-bit lane k: rows i..i+3 of column 4k + j.
+  __m512 u[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < 4; ++j) {
+    const __m512 s0 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 s1 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
+    const __m512 s2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 s3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
+    r[j] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(2, 0, 2, 0));
+    r[8 + j] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(3, 1, 3, 1));
+    r[4 + j] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(2, 0, 2, 0));
+    r[12 + j] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+// kt [kD][kTileKeys]: kt[d * kTileKeys + j] = value d of key row j (rows row_floats
+// apart), for j < n; the other lanes of the halves in use are zero.
+template <int kD>
+void TransposeKeys(const float* k, int64_t row_floats, int32_t n, float* kt) {
+  for (int32_t half = 0; half * kAvx512Lanes < n; ++half) {
+    for (int32_t c = 0; c < kD / kAvx512Lanes; ++c) {
+      const float* first = k + half * kAvx512Lanes * row_floats + c * kAvx512Lanes;
+      const int32_t num_rows = std::min(kAvx512Lanes, n - half * kAvx512Lanes);
+      __m512 r[16];
+      if (num_rows == kAvx512Lanes) {
+#pragma GCC unroll 16
+        for (int32_t j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(first + j * row_floats);
+      } else {
+#pragma GCC unroll 16
+        for (int32_t j = 0; j < 16; ++j)
+          r[j] = j < num_rows ? _mm512_loadu_ps(first + j * row_floats) : _mm512_setzero_ps();
+      }
+      Transpose16(r);
+#pragma GCC unroll 16
+      for (int32_t d = 0; d < 16; ++d)
+        _mm512_store_ps(kt + (c * kAvx512Lanes + d) * kTileKeys + half * kAvx512Lanes, r[d]);
+    }
+  }
+}
+
+// One query head's scores against 16 keys (kt: one half of the transposed tile), keys in
+// lanes. Per key this is DotElementwise's arithmetic: lane l of acc0 chains d = 32m + l,
+// of acc1 d = 32m + 16 + l (an odd 16 at the end into acc0), then acc0 + acc1 and
+// Avx512ReduceAdd's tree over l: ((s0 + s8) + (s4 + s12)) for l = 0..3, then (l0 + l2) +
+// (l1 + l3). fma(q, k, 0) is written as fma with a zero vector, as there.
+// Lane l's sum acc0 + acc1 for 16 keys (see Scores16).
+template <int kD>
+inline __m512 LaneSum(const float* q, const float* kt, int32_t l) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int32_t i = 0;
+#pragma GCC unroll 8
+  for (; i + 32 <= kD; i += 32) {
+    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(q[i + l]), _mm512_load_ps(kt + (i + l) * kTileKeys), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(q[i + 16 + l]),
+                           _mm512_load_ps(kt + (i + 16 + l) * kTileKeys), acc1);
+  }
+  if (i + 16 <= kD)
+    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(q[i + l]), _mm512_load_ps(kt + (i + l) * kTileKeys), acc0);
+  return _mm512_add_ps(acc0, acc1);
+}
+
+// One query head's scores against 16 keys (kt: one half of the transposed tile), keys in
+// lanes. Per key this is DotElementwise's arithmetic: lane l of acc0 chains d = 32m + l,
+// of acc1 d = 32m + 16 + l (an odd 16 at the end into acc0), then acc0 + acc1 and
+// Avx512ReduceAdd's tree over l: a_l = (s_l + s_l+8) + (s_l+4 + s_l+12) for l = 0..3,
+// then (a0 + a2) + (a1 + a3). fma(q, k, 0) is an fma with a zero vector, as there.
+// Built a_l by a_l so that few vectors are live at once (no spills).
+template <int kD>
+__m512 Scores16(const float* q, const float* kt) {
+  __m512 a[4];
+#pragma GCC unroll 4
+  for (int32_t l = 0; l < 4; ++l) {
+    a[l] = _mm512_add_ps(_mm512_add_ps(LaneSum<kD>(q, kt, l), LaneSum<kD>(q, kt, l + 8)),
+                         _mm512_add_ps(LaneSum<kD>(q, kt, l + 4), LaneSum<kD>(q, kt, l + 12)));
+  }
+  return _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
+}
+
+// Heads folded together: their chains interleave (the fold's reductions and exp, and the
+// axpy's FMAs, are latency-bound for one head) and share each V row's loads.
+template <int kD>
+constexpr int32_t kHeadsPerFold = kD <= 64 ? 4 : 2;
+
+// Folds the scores [0, n) of `num` heads (scores[p], same n) and the tile's V rows into
+// their states: per head, FoldScores then AxpyRowsElementwise<F32Load> of attention.cc /
+// kv_codec_avx512.cc op for op, with the max-growth rescale of out done in the register
+// that the axpy then accumulates. Lanes never mix heads, so interleaving changes no bit.
+template <int kD>
+void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t row_floats,
+               AttentionHeadState* const* heads, int32_t num) {
+  constexpr int32_t kPieces = kD / kAvx512Lanes;
+  constexpr int32_t kMax = kHeadsPerFold<kD>;
+  float correction[kMax];
+  bool rescale[kMax];
+  for (int32_t p = 0; p < num; ++p) {
+    AttentionHeadState& head = *heads[p];
+    const float new_max = std::max(head.max, Avx512Max(scores[p], n));
+    rescale[p] = new_max > head.max && head.sum > 0.0f;
+    correction[p] = rescale[p] ? std::exp(head.max - new_max) : 1.0f;
+    if (rescale[p]) head.sum *= correction[p];
+    head.max = new_max;
+    head.sum += Avx512ExpShifted(scores[p], new_max, scores[p], n);
+  }
+  __m512 acc[kMax][kPieces];
+  for (int32_t p = 0; p < num; ++p) {
+#pragma GCC unroll 16
+    for (int32_t c = 0; c < kPieces; ++c) {
+      acc[p][c] = _mm512_loadu_ps(heads[p]->out + c * kAvx512Lanes);
+      if (rescale[p]) acc[p][c] = _mm512_mul_ps(_mm512_set1_ps(correction[p]), acc[p][c]);
+    }
+  }
+  if (num == kMax) {  // the common case, with every loop of constant length
+    for (int32_t t = 0; t < n; ++t) {
+      const float* v_row = v + t * row_floats;
+#pragma GCC unroll 16
+      for (int32_t c = 0; c < kPieces; ++c) {
+        const __m512 x = _mm512_loadu_ps(v_row + c * kAvx512Lanes);
+#pragma GCC unroll 4
+        for (int32_t p = 0; p < kMax; ++p)
+          acc[p][c] = _mm512_fmadd_ps(_mm512_set1_ps(scores[p][t]), x, acc[p][c]);
+      }
+    }
+  } else {
+    for (int32_t t = 0; t < n; ++t) {
+      const float* v_row = v + t * row_floats;
+      for (int32_t p = 0; p < num; ++p) {
+        const __m512 a = _mm512_set1_ps(scores[p][t]);
+#pragma GCC unroll 16
+        for (int32_t c = 0; c < kPieces; ++c)
+          acc[p][c] = _mm512_fmadd_ps(a, _mm512_loadu_ps(v_row + c * kAvx512Lanes), acc[p][c]);
+      }
+    }
+  }
+  for (int32_t p = 0; p < num; ++p) {
+#pragma GCC unroll 16
+    for (int32_t c = 0; c < kPieces; ++c)
+      _mm512_storeu_ps(heads[p]->out + c * kAvx512Lanes, acc[p][c]);
+  }
+}
+
+// Scores of each head in heads[0, num) against the first n keys of the transposed tile kt,
+// times scale, into scores[p].
+template <int kD>
+void ScoreTiles(const float* kt, int32_t n, float scale, AttentionHeadState* const* heads,
+                int32_t num, float (*scores)[kTileKeys]) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int32_t p = 0; p < num; ++p) {
+    for (int32_t half = 0; half * kAvx512Lanes < n; ++half) {
+      const __m512 dots = Scores16<kD>(heads[p]->q, kt + half * kAvx512Lanes);
+      _mm512_store_ps(scores[p] + half * kAvx512Lanes, _mm512_mul_ps(dots, vscale));
+    }
+  }
+}
+
+template <int kD>
+void AttendTileF32(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,
+                   AttentionQueryTile& tile) {
+  constexpr int32_t kMax = kHeadsPerFold<kD>;
+  const int64_t row_floats = kD;  // consecutive positions of one kv head in a block
+  alignas(64) float kt[kD * kTileKeys];
+  alignas(64) float scores[kMax][kTileKeys];
+  AttentionHeadState* group[kMax];
+  const int32_t max_keys = tile.num_keys[tile.num_queries - 1];
+  for (int32_t t0 = 0; t0 < max_keys;) {
+    const int32_t block_index = t0 / kv.block_size;
+    const int32_t row = t0 % kv.block_size;
+    const int32_t n = std::min({kAttentionKeyTile, kv.block_size - row, max_keys - t0});
+    const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
+    const float* k = reinterpret_cast<const float*>(kv.k + offset);
+    const float* v = reinterpret_cast<const float*>(kv.v + offset);
+    TransposeKeys<kD>(k, row_floats, n, kt);
+    // (query, head) pairs in order, in groups of up to kMax that see the same keys of
+    // this tile (queries only differ in the tile holding their own position).
+    int32_t num = 0, group_n = 0;
+    auto flush = [&] {
+      ScoreTiles<kD>(kt, group_n, queries.scale, group, num, scores);
+      FoldTiles<kD>(scores, group_n, v, row_floats, group, num);
+      num = 0;
+    };
+    for (int32_t i = 0; i < tile.num_queries; ++i) {
+      const int32_t n_i = std::min(n, tile.num_keys[i] - t0);  // this query's cut of the tile
+      if (n_i <= 0) continue;
+      for (int32_t h = 0; h < tile.num_heads; ++h) {
+        if (num > 0 && (n_i != group_n || num == kMax)) flush();
+        group_n = n_i;
+        group[num++] = &tile.heads[i][h];
+      }
+    }
+    if (num > 0) flush();
+    t0 += n;
+  }
+}
+
+}  // namespace
+
+bool AttendQueryTileF32Avx512(const PagedKvView& kv, const AttentionQueries& queries,
+                              int32_t kv_head, AttentionQueryTile& tile) {
+  if (kv.dtype != KvDType::kF32) return false;
+  switch (kv.head_dim) {
+    case 64:
+      AttendTileF32<64>(kv, queries, kv_head, tile);
+      return true;
+    case 128:
+      AttendTileF32<128>(kv, queries, kv_head, tile);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace surge
+
+#pragma GCC pop_options
