@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iomanip>
 #include <limits>
 #include <string>
 #include <utility>
@@ -55,7 +56,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
     const int64_t mha_row_values = model.config().num_heads * (mla.q_head_dim() + mla.v_head_dim);
     LOG(INFO) << "KV cache: MLA latent of " << layout.head_dim << " values per token and layer;"
               << " per-head K/V would take " << mha_row_values << " ("
-              << mha_row_values / layout.head_dim << "x)";
+              << std::setprecision(3) << static_cast<double>(mha_row_values) / layout.head_dim
+              << "x)";
   }
   return std::unique_ptr<Engine>(
       new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));

@@ -10,7 +10,9 @@ defines.
 
   test_deepseek_reference.py
 """
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -30,6 +32,7 @@ IDS = [3, 17, 200, 5, 9, 9, 100, 42, 7, 255, 0, 128]
 
 def load(preset, fp8=False, dtype="F32"):
     out = tempfile.mkdtemp(prefix="ds_ref_")
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     config = make_tiny_model.make_model(out, dict(make_tiny_model.PRESETS[preset]), dtype, fp8=fp8)
     return ref.Config(config), ref.load_weights(out)
 
