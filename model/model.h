@@ -193,7 +193,8 @@ class Model {
   // CHECKs the batch (see Forward), grows the activations and fills sequence_of_token.
   void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits);
   void Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows);
-  void ReserveDeepseek(int64_t num_tokens);
+  void ReserveMla(int64_t num_tokens);  // model_forward_mla.cc
+  void ReserveMoe(int64_t num_tokens);  // model_forward_moe.cc
   void Embed(std::span<const int32_t> token_ids);
   void PrepareRope(const ForwardBatch& batch);
   void ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv);

@@ -76,7 +76,8 @@ void Model::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logit
     GrowTo(act_.rope_cos, num_tokens * rope_dim() / 2);
     GrowTo(act_.rope_sin, num_tokens * rope_dim() / 2);
     GrowTo(act_.sequence_of_token, num_tokens);
-    if (IsDeepseek(config_)) ReserveDeepseek(num_tokens);
+    if (config_.mla) ReserveMla(num_tokens);
+    if (config_.moe) ReserveMoe(num_tokens);
   }
   GrowTo(act_.logits_input, num_logits_rows * hidden);
   GrowTo(act_.chunks, num_sequences);

@@ -34,34 +34,16 @@ void CopyRows(const float* src, int64_t src_stride, float* dst, int64_t dst_stri
 
 }  // namespace
 
-void Model::ReserveDeepseek(int64_t num_tokens) {
+void Model::ReserveMla(int64_t num_tokens) {
   const int64_t heads = config_.num_heads;
-  if (config_.mla) {
-    const MlaConfig& m = *config_.mla;
-    const int64_t row = m.kv_lora_rank + m.qk_rope_head_dim;
-    GrowTo(mla_act_.q, num_tokens * heads * m.q_head_dim());
-    GrowTo(mla_act_.q_latent, num_tokens * m.q_lora_rank);
-    GrowTo(mla_act_.query, num_tokens * heads * row);
-    GrowTo(mla_act_.out, num_tokens * heads * row);
-    GrowTo(mla_act_.head_in, heads * num_tokens * std::max(m.qk_nope_head_dim, m.kv_lora_rank));
-    GrowTo(mla_act_.head_out, heads * num_tokens * std::max(m.kv_lora_rank, m.v_head_dim));
-  }
-  if (config_.moe) {
-    const MoeConfig& c = *config_.moe;
-    const int64_t slots = num_tokens * c.num_experts_per_tok, hidden = config_.hidden_size;
-    GrowTo(moe_act_.router_logits, num_tokens * c.n_routed_experts);
-    GrowTo(moe_act_.expert_ids, slots);
-    GrowTo(moe_act_.expert_weights, slots);
-    GrowTo(moe_act_.slot_row, slots);
-    GrowTo(moe_act_.expert_begin, c.n_routed_experts + 1);
-    GrowTo(moe_act_.expert_fill, c.n_routed_experts);
-    moe_act_.active_experts.reserve(c.n_routed_experts);
-    GrowTo(moe_act_.input, slots * hidden);
-    GrowTo(moe_act_.gate_up, slots * 2 * c.moe_intermediate_size);
-    GrowTo(moe_act_.act, slots * c.moe_intermediate_size);
-    GrowTo(moe_act_.output, slots * hidden);
-    GrowTo(moe_act_.routed, num_tokens * hidden);
-  }
+  const MlaConfig& m = *config_.mla;
+  const int64_t row = m.kv_lora_rank + m.qk_rope_head_dim;
+  GrowTo(mla_act_.q, num_tokens * heads * m.q_head_dim());
+  GrowTo(mla_act_.q_latent, num_tokens * m.q_lora_rank);
+  GrowTo(mla_act_.query, num_tokens * heads * row);
+  GrowTo(mla_act_.out, num_tokens * heads * row);
+  GrowTo(mla_act_.head_in, heads * num_tokens * std::max(m.qk_nope_head_dim, m.kv_lora_rank));
+  GrowTo(mla_act_.head_out, heads * num_tokens * std::max(m.kv_lora_rank, m.v_head_dim));
 }
 
 void Model::MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {

@@ -4,6 +4,7 @@
 // ascending expert order (fixed per token, so batch-invariant), then the shared experts.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -12,6 +13,31 @@
 #include "model/moe_router.h"
 
 namespace surge {
+namespace {
+
+template <typename T>
+void GrowTo(std::vector<T>& buffer, int64_t size) {
+  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+}
+
+}  // namespace
+
+void Model::ReserveMoe(int64_t num_tokens) {
+  const MoeConfig& c = *config_.moe;
+  const int64_t slots = num_tokens * c.num_experts_per_tok, hidden = config_.hidden_size;
+  GrowTo(moe_act_.router_logits, num_tokens * c.n_routed_experts);
+  GrowTo(moe_act_.expert_ids, slots);
+  GrowTo(moe_act_.expert_weights, slots);
+  GrowTo(moe_act_.slot_row, slots);
+  GrowTo(moe_act_.expert_begin, c.n_routed_experts + 1);
+  GrowTo(moe_act_.expert_fill, c.n_routed_experts);
+  moe_act_.active_experts.reserve(c.n_routed_experts);
+  GrowTo(moe_act_.input, slots * hidden);
+  GrowTo(moe_act_.gate_up, slots * 2 * c.moe_intermediate_size);
+  GrowTo(moe_act_.act, slots * c.moe_intermediate_size);
+  GrowTo(moe_act_.output, slots * hidden);
+  GrowTo(moe_act_.routed, num_tokens * hidden);
+}
 
 void Model::MoeMlp(const Layer& layer, int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
