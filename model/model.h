@@ -193,6 +193,11 @@ class Model {
   // CHECKs the batch (see Forward), grows the activations and fills sequence_of_token.
   void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits);
   void Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows);
+  // Activation buffers only grow (to the largest batch seen), never shrink.
+  template <typename T>
+  static void GrowTo(std::vector<T>& buffer, int64_t size) {
+    if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+  }
   void ReserveMla(int64_t num_tokens);  // model_forward_mla.cc
   void ReserveMoe(int64_t num_tokens);  // model_forward_moe.cc
   void Embed(std::span<const int32_t> token_ids);

@@ -11,14 +11,6 @@
 #include "model/model.h"
 
 namespace surge {
-namespace {
-
-template <typename T>
-void GrowTo(std::vector<T>& buffer, int64_t size) {
-  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
-}
-
-}  // namespace
 
 void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits) {
   IndexBatch(batch, kv, logits);

@@ -19,10 +19,6 @@
 namespace surge {
 namespace {
 
-template <typename T>
-void GrowTo(std::vector<T>& buffer, int64_t size) {
-  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
-}
 
 // dst[t * dst_stride ...] = src[t * src_stride ...], n floats per row, num_rows rows.
 void CopyRows(const float* src, int64_t src_stride, float* dst, int64_t dst_stride,

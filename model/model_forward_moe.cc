@@ -13,14 +13,6 @@
 #include "model/moe_router.h"
 
 namespace surge {
-namespace {
-
-template <typename T>
-void GrowTo(std::vector<T>& buffer, int64_t size) {
-  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
-}
-
-}  // namespace
 
 void Model::ReserveMoe(int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
