@@ -55,6 +55,13 @@ ApiResult<Json> ParseMessage(const Json& message, size_t index) {
   if (!message.contains("role") || !message["role"].is_string()) {
     return InvalidParam("messages", where + ".role must be a string");
   }
+  // Only an assistant turn that calls tools may leave its content out (OpenAI's rule).
+  const bool has_content = message.contains("content") && !message["content"].is_null();
+  const bool calls_tools = message.contains("tool_calls") && !message["tool_calls"].is_null();
+  if (!has_content && !(message["role"] == "assistant" && calls_tools)) {
+    return InvalidParam("messages", where + ".content is required for role '" +
+                                        message["role"].get<std::string>() + "'");
+  }
   Json normalized = message;
   if (message.contains("content")) {
     ApiResult<Json> content = FlattenContent(message["content"], where + ".content");
