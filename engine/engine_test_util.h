@@ -68,19 +68,19 @@ struct StoriesModel {
 // and removed when the process exits (several suites share it).
 template <const char* Preset>
 struct GeneratedDeepseekModel {
-  struct Dir_ {
+  struct TempModel {
     std::string path = ::testing::TempDir() + "/surge_engine_" + Preset + "_" +
                        std::to_string(getpid());
-    Dir_() {
+    TempModel() {
       const std::string command = "/usr/bin/python3 tools/make_tiny_model.py --out " + path +
                                   " --preset " + Preset +
                                   " --config '{\"vocab_size\": 512}' > /dev/null";
       EXPECT_EQ(std::system(command.c_str()), 0) << command;
     }
-    ~Dir_() { std::filesystem::remove_all(path); }
+    ~TempModel() { std::filesystem::remove_all(path); }
   };
   static std::string Dir() {
-    static const Dir_ dir;
+    static const TempModel dir;
     return dir.path;
   }
 };

@@ -135,7 +135,9 @@ class Model {
     std::vector<float> out;        // [num_tokens, H, L + R]: attention over the latent
     std::vector<float> head_in;    // [H, num_tokens, max(nope, L)]: one head's input rows
     std::vector<float> head_out;   // [H, num_tokens, max(L, v)]: one head's output rows
-    std::vector<float> expanded;   // expanded mode, per thread: [context, H * (nope + v)] + [context, L + R]
+    // Expanded mode, one sequence at a time: [context, L + R] cached rows, [context, L]
+    // latents, [context, H * nope] keys, [context, H * v] values.
+    std::vector<float> expanded;
   };
   // MoE buffers (E routed experts, k = num_experts_per_tok).
   struct MoeActivations {

@@ -166,9 +166,10 @@ void Model::MlaExpandedAttend(int32_t layer, const ForwardBatch& batch, const Kv
   const VecOps& ops = ActiveVecOps();
   for (const SequenceChunk& seq : batch.sequences) {
     const int64_t context = int64_t{seq.start_position} + seq.num_tokens;
-    GrowTo(mla_act_.expanded, context * (row + heads * (nope + v)));
+    GrowTo(mla_act_.expanded, context * (row + latent + heads * (nope + v)));
     float* rows = mla_act_.expanded.data();         // [context, L + R]
-    float* keys = rows + context * row;             // [context, H * nope]
+    float* latents = rows + context * row;          // [context, L]: dense rows for MatMul
+    float* keys = latents + context * latent;       // [context, H * nope]
     float* values = keys + context * heads * nope;  // [context, H * v]
     pool_->ParallelFor(context, [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
@@ -178,13 +179,11 @@ void Model::MlaExpandedAttend(int32_t layer, const ForwardBatch& batch, const Kv
                         static_cast<int32_t>(row), rows + p * row);
       }
     });
-    // The latents' rows are row-strided; MatMul wants dense rows: compact them first.
-    std::vector<float> latents(context * latent);
-    CopyRows(rows, row, latents.data(), latent, context, latent);
-    MatMul(latents.data(), context, mla.k_up_all.matrix(), nullptr, keys, pool_);
-    MatMul(latents.data(), context, mla.v_up_all.matrix(), nullptr, values, pool_);
+    CopyRows(rows, row, latents, latent, context, latent);
+    MatMul(latents, context, mla.k_up_all.matrix(), nullptr, keys, pool_);
+    MatMul(latents, context, mla.v_up_all.matrix(), nullptr, values, pool_);
     pool_->ParallelFor(int64_t{seq.num_tokens} * heads, [&](int64_t begin, int64_t end) {
-      std::vector<float> scores(context);
+      std::vector<float> scores(context);  // per chunk: this mode is not the serving path
       for (int64_t item = begin; item < end; ++item) {
         const int64_t j = item / heads, h = item % heads, t = seq.token_begin + j;
         const int64_t num_keys = seq.start_position + j + 1;

@@ -85,13 +85,8 @@ PackedWeight PackParts(std::vector<LinearWeightData>& parts, WeightFormat float_
   std::vector<float> stacked;  // [rows, cols]
   stacked.reserve(rows * cols);
   for (LinearWeightData& part : parts) {
-    if (part.is_int4()) {
-      for (int64_t i = 0; i < part.rows * cols; ++i) {
-        stacked.push_back(DequantizeInt4(part.int4_groups[i / 32], part.int4_q[i]));
-      }
-    } else {
-      stacked.insert(stacked.end(), part.f32.begin(), part.f32.end());
-    }
+    const std::vector<float> values = std::move(part).TakeF32();
+    stacked.insert(stacked.end(), values.begin(), values.end());
     part = LinearWeightData{};  // free as we go
   }
   return PackedWeight::Pack(stacked.data(), rows, cols, format, pool);

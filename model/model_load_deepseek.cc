@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/weight_codec.h"
 #include "model/model.h"
 #include "model/weight_source.h"
 
@@ -27,16 +26,6 @@ std::vector<int32_t> DeinterleaveRope(int64_t num_groups, int64_t group_rows, in
     }
   }
   return rows;
-}
-
-// The weight as f32 rows (int4 sources dequantized).
-std::vector<float> AsF32(LinearWeightData data) {
-  if (!data.is_int4()) return std::move(data.f32);
-  std::vector<float> f32(data.rows * data.cols);
-  for (size_t i = 0; i < f32.size(); ++i) {
-    f32[i] = DequantizeInt4(data.int4_groups[i / 32], data.int4_q[i]);
-  }
-  return f32;
 }
 
 }  // namespace
@@ -64,7 +53,7 @@ Status Model::LoadMlaAttention(const WeightSource& store, const std::string& a, 
   // kv_b_proj [heads * (nope + v), latent]: per head nope K rows, then v V rows.
   ASSIGN_OR_RETURN(LinearWeightData kv_b_data,
                    store.LoadLinearWeight(a + "kv_b_proj", heads * (nope + v), latent));
-  const std::vector<float> kv_b = AsF32(std::move(kv_b_data));
+  const std::vector<float> kv_b = std::move(kv_b_data).TakeF32();
   const WeightFormat format = LinearFormat();
   std::vector<float> k_all(heads * nope * latent), v_all(heads * v * latent);
   for (int64_t h = 0; h < heads; ++h) {

@@ -63,21 +63,18 @@ TEST(ModelQuantizedTest, LogitsCloseToF32) {
   const int64_t vocab = f32->config().vocab_size;
   for (const Format& format : kFormats) {
     std::unique_ptr<Model> model = LoadModelOrDie(kStories, &pool, format.options);
-    double max_diff = 0, max_logit = 0, sum_diff2 = 0, sum_logit2 = 0;
-    int64_t rows = 0, same_argmax = 0;
+    std::vector<float> all_want, all_got;  // every golden row, f32 and this format
     for (const std::vector<int32_t>& ids : GoldenSequences()) {
       const std::vector<float> want = AllLogits(*f32, ids), got = AllLogits(*model, ids);
-      for (size_t i = 0; i < want.size(); ++i) {
-        const double diff = double{got[i]} - want[i];
-        max_diff = std::max(max_diff, std::fabs(diff));
-        max_logit = std::max(max_logit, std::fabs(double{want[i]}));
-        sum_diff2 += diff * diff;
-        sum_logit2 += double{want[i]} * want[i];
-      }
-      for (size_t r = 0; r < ids.size(); ++r, ++rows)
-        same_argmax += ArgmaxOf(&got[r * vocab], vocab) == ArgmaxOf(&want[r * vocab], vocab);
+      all_want.insert(all_want.end(), want.begin(), want.end());
+      all_got.insert(all_got.end(), got.begin(), got.end());
     }
-    const double relative = max_diff / max_logit, rms = std::sqrt(sum_diff2 / sum_logit2);
+    const int64_t rows = static_cast<int64_t>(all_want.size()) / vocab;
+    int64_t same_argmax = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      same_argmax += ArgmaxOf(&all_got[r * vocab], vocab) == ArgmaxOf(&all_want[r * vocab], vocab);
+    const LogitError error = CompareLogits(all_want, all_got);
+    const double relative = error.max_relative, rms = error.rms_relative;
     const double agreement = static_cast<double>(same_argmax) / rows;
     std::printf(
         "%-14s max |diff| / max |logit| %.4f  rms diff / rms logit %.4f  argmax agrees %.3f\n",

@@ -26,6 +26,16 @@ struct LinearWeightData {
   // nullopt for float data, which takes the load options' format.
   std::optional<WeightFormat> native;
   bool is_int4() const { return !int4_q.empty(); }
+  // The weight as f32 rows [rows, cols]: the f32 data, or the int4 groups dequantized.
+  // Consumes the data.
+  std::vector<float> TakeF32() && {
+    if (!is_int4()) return std::move(f32);
+    std::vector<float> values(int4_q.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = DequantizeInt4(int4_groups[i / 32], int4_q[i]);
+    }
+    return values;
+  }
 };
 
 class WeightSource {
