@@ -5,12 +5,19 @@
 namespace surge::api {
 namespace {
 
+std::string TooMany(const std::string& what, size_t count, size_t limit) {
+  return what + " holds " + std::to_string(count) + " items; the limit is " + std::to_string(limit);
+}
+
 // Text parts joined with newlines; other part types (images, audio) are refused.
-ApiResult<Json> FlattenContent(const Json& content, const std::string& where) {
+ApiResult<Json> FlattenContent(const Json& content, const std::string& where, const RequestLimits& limits) {
   if (content.is_null() || content.is_string()) return content;
   if (!content.is_array()) {
     return InvalidParam(where, where + " must be a string or a list of content parts, got " +
                                    JsonTypeName(content));
+  }
+  if (content.size() > limits.max_content_parts) {
+    return InvalidParam(where, TooMany(where, content.size(), limits.max_content_parts));
   }
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
@@ -30,26 +37,29 @@ ApiResult<Json> FlattenContent(const Json& content, const std::string& where) {
   return Json(text);
 }
 
-// tool_calls[i].function.arguments arrives as a JSON string; templates want the object.
-ApiResult<Json> ParseToolCalls(const Json& tool_calls, const std::string& where) {
+// tool_calls[i].function.arguments arrives as a JSON string; templates want the object,
+// which is untrusted JSON too and so is bounded like the body.
+ApiResult<Json> ParseToolCalls(const Json& tool_calls, const std::string& where, const RequestLimits& limits) {
   if (!tool_calls.is_array()) return InvalidParam(where, where + " must be a list");
+  if (tool_calls.size() > limits.max_tools) return InvalidParam(where, TooMany(where, tool_calls.size(), limits.max_tools));
   Json parsed = tool_calls;
-  for (Json& call : parsed) {
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    Json& call = parsed[i];
     if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) {
       return InvalidParam(where, where + " items must be objects with a \"function\" object");
     }
     Json& function = call["function"];
     if (!function.contains("arguments") || !function["arguments"].is_string()) continue;
-    Json arguments = Json::parse(function["arguments"].get<std::string>(), nullptr, false);
-    if (arguments.is_discarded()) {
-      return InvalidParam(where, where + ": function.arguments must be a JSON-encoded string");
-    }
-    function["arguments"] = std::move(arguments);
+    const std::string arguments_where = where + "[" + std::to_string(i) + "].function.arguments";
+    ApiResult<Json> arguments =
+        ParseJsonBounded(function["arguments"].get<std::string>(), limits.max_json_depth, arguments_where, where);
+    if (!arguments.ok()) return arguments.error();
+    function["arguments"] = std::move(arguments).value();
   }
   return parsed;
 }
 
-ApiResult<Json> ParseMessage(const Json& message, size_t index) {
+ApiResult<Json> ParseMessage(const Json& message, size_t index, const RequestLimits& limits) {
   const std::string where = "messages[" + std::to_string(index) + "]";
   if (!message.is_object()) return InvalidParam("messages", where + " must be an object, got " + JsonTypeName(message));
   if (!message.contains("role") || !message["role"].is_string()) {
@@ -64,36 +74,42 @@ ApiResult<Json> ParseMessage(const Json& message, size_t index) {
   }
   Json normalized = message;
   if (message.contains("content")) {
-    ApiResult<Json> content = FlattenContent(message["content"], where + ".content");
+    ApiResult<Json> content = FlattenContent(message["content"], where + ".content", limits);
     if (!content.ok()) return ApiError{content.error().status, "messages", ""};
     normalized["content"] = std::move(content).value();
   }
   if (message.contains("tool_calls") && !message["tool_calls"].is_null()) {
-    ApiResult<Json> calls = ParseToolCalls(message["tool_calls"], where + ".tool_calls");
+    ApiResult<Json> calls = ParseToolCalls(message["tool_calls"], where + ".tool_calls", limits);
     if (!calls.ok()) return ApiError{calls.error().status, "messages", ""};
     normalized["tool_calls"] = std::move(calls).value();
   }
   return normalized;
 }
 
-void ReadMessages(FieldReader& reader, Json* messages) {
+void ReadMessages(FieldReader& reader, const RequestLimits& limits, Json* messages) {
   const Json* value = reader.Find("messages");
   if (value == nullptr) return reader.Require(false, "messages", "messages is required");
   if (!value->is_array()) {
     return reader.Require(false, "messages", "messages must be a list, got " + JsonTypeName(*value));
   }
   if (value->empty()) return reader.Require(false, "messages", "messages must not be empty");
+  if (value->size() > limits.max_messages) {
+    return reader.Require(false, "messages", TooMany("messages", value->size(), limits.max_messages));
+  }
   for (size_t i = 0; i < value->size(); ++i) {
-    ApiResult<Json> message = ParseMessage((*value)[i], i);
+    ApiResult<Json> message = ParseMessage((*value)[i], i, limits);
     if (!message.ok()) return reader.Fail(message.error());
     messages->push_back(std::move(message).value());
   }
 }
 
-void ReadTools(FieldReader& reader, Json* tools) {
+void ReadTools(FieldReader& reader, const RequestLimits& limits, Json* tools) {
   const Json* value = reader.Find("tools");
   if (value == nullptr) return;
   if (!value->is_array()) return reader.Require(false, "tools", "tools must be a list, got " + JsonTypeName(*value));
+  if (value->size() > limits.max_tools) {
+    return reader.Require(false, "tools", TooMany("tools", value->size(), limits.max_tools));
+  }
   for (const Json& tool : *value) {
     const bool valid = tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
                        tool["function"].contains("name") && tool["function"]["name"].is_string();
@@ -104,9 +120,9 @@ void ReadTools(FieldReader& reader, Json* tools) {
 
 }  // namespace
 
-void ReadChatInput(FieldReader& reader, ChatInput* input) {
-  ReadMessages(reader, &input->messages);
-  ReadTools(reader, &input->tools);
+void ReadChatInput(FieldReader& reader, const RequestLimits& limits, ChatInput* input) {
+  ReadMessages(reader, limits, &input->messages);
+  ReadTools(reader, limits, &input->tools);
   reader.Bool("add_generation_prompt", &input->add_generation_prompt);
   reader.Bool("continue_final_message", &input->continue_final_message);
   // As vLLM: an open final message and a new assistant turn contradict each other.

@@ -5,6 +5,7 @@
 
 #include "api/error.h"
 #include "api/field_reader.h"
+#include "api/request_body.h"
 
 namespace surge::api {
 
@@ -21,8 +22,9 @@ struct ChatInput {
 };
 
 // Reads messages, tools, add_generation_prompt, continue_final_message and
-// chat_template_kwargs. Errors are kept in `reader`; each names its field
+// chat_template_kwargs, within `limits` (messages, content parts, tools, and the depth
+// of tool-call arguments). Errors are kept in `reader`; each names its field
 // ("messages[2].content").
-void ReadChatInput(FieldReader& reader, ChatInput* input);
+void ReadChatInput(FieldReader& reader, const RequestLimits& limits, ChatInput* input);
 
 }  // namespace surge::api

@@ -15,25 +15,26 @@ void ReadLogprobs(FieldReader& reader, int32_t* top_logprobs) {
 
 }  // namespace
 
-ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& object) {
+ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& object, const RequestLimits& limits) {
   ChatCompletionRequest request;
   FieldReader reader(object);
-  ReadChatInput(reader, &request.input);
-  ReadGenerationParams(reader, &request.params);
+  ReadChatInput(reader, limits, &request.input);
+  ReadGenerationParams(reader, limits, &request.params);
   int64_t max_completion_tokens = 0;
   if (reader.IntInRange("max_completion_tokens", 1, INT64_MAX, &max_completion_tokens)) {
     request.params.max_tokens = max_completion_tokens;
   }
   ReadLogprobs(reader, &request.params.top_logprobs);
   reader.Bool("add_special_tokens", &request.add_special_tokens);
+  reader.RefuseUnread();
   if (reader.failed()) return reader.error();
   return request;
 }
 
-ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(std::string_view body) {
-  ApiResult<Json> object = ParseRequestObject(body);
+ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(std::string_view body, const RequestLimits& limits) {
+  ApiResult<Json> object = ParseRequestObject(body, limits);
   if (!object.ok()) return object.error();
-  return ChatCompletionRequestFromJson(*object);
+  return ChatCompletionRequestFromJson(*object, limits);
 }
 
 }  // namespace surge::api

@@ -18,7 +18,7 @@ struct ChatCompletionRequest {
   bool add_special_tokens = false;
 };
 
-ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(std::string_view body);
-ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& object);
+ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(std::string_view body, const RequestLimits& limits = {});
+ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& object, const RequestLimits& limits = {});
 
 }  // namespace surge::api

@@ -107,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "messages", "'image_url' is not supported"},
         BadCase{R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})", "messages", ".text"},
         BadCase{R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{"}}]}]})",
-                "messages", "JSON-encoded"},
+                "messages", "function.arguments is not valid JSON"},
         BadCase{R"({"messages": [{"role": "assistant", "tool_calls": 3}]})", "messages", "tool_calls"},
         BadCase{"{" MSGS R"(, "tools": {}})", "tools", "must be a list"},
         BadCase{"{" MSGS R"(, "tools": [{"type": "function"}]})", "tools", "function"},
@@ -120,8 +120,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{" MSGS R"(, "top_logprobs": 2})", "top_logprobs", "requires logprobs"},
         BadCase{"{" MSGS R"(, "logprobs": true, "top_logprobs": 21})", "top_logprobs", "[0, 20]"},
         BadCase{"{" MSGS R"(, "temperature": -1})", "temperature", ">= 0"},
-        BadCase{"{" MSGS R"(, "n": "2"})", "n", "must be an integer"}));
+        BadCase{"{" MSGS R"(, "n": "2"})", "n", "must be an integer"},
+        // Fields this server does not act on are refused, not silently ignored.
+        BadCase{"{" MSGS R"(, "response_format": {"type": "json_object"}})", "response_format",
+                "response_format is not a supported field"},
+        BadCase{"{" MSGS R"(, "logit_bias": {"300": 100}})", "logit_bias", "not a supported field"},
+        BadCase{"{" MSGS R"(, "tool_choice": "required"})", "tool_choice", "not a supported field"},
+        BadCase{"{" MSGS R"(, "stream": true, "stream_options": {"include_usage": true, "x": 1}})",
+                "stream_options.x", "x is not a supported field"}));
 #undef MSGS
+
+TEST(ChatRequestTest, MetadataAndNullFieldsAreAccepted) {
+  const std::string body = R"({"messages": [{"role": "user", "content": "x"}], "user": "u", "store": false,
+                               "metadata": {"k": "v"}, "response_format": null, "logit_bias": null})";
+  ApiResult<ChatCompletionRequest> request = ParseChatCompletionRequest(body);
+  ASSERT_TRUE(request.ok()) << request.error().status.ToString();
+  EXPECT_EQ(request->params.user, "u");
+}
 
 }  // namespace
 }  // namespace surge::api

@@ -35,13 +35,17 @@ ApiResult<CompletionPrompt> ParseOnePrompt(const Json& value) {
 }
 
 // A list whose items are strings or lists is a batch; a list of numbers is one prompt.
-ApiResult<std::vector<CompletionPrompt>> ParsePrompts(const Json* value) {
+ApiResult<std::vector<CompletionPrompt>> ParsePrompts(const Json* value, size_t max_prompts) {
   if (value == nullptr) return InvalidParam("prompt", "prompt is required");
   if (!value->is_string() && !value->is_array()) {
     return InvalidParam("prompt", std::string(kPromptShape) + ", got " + JsonTypeName(*value));
   }
   if (value->is_array() && value->empty()) return InvalidParam("prompt", "prompt must not be empty");
   const bool batch = value->is_array() && ((*value)[0].is_string() || (*value)[0].is_array());
+  if (batch && value->size() > max_prompts) {
+    return InvalidParam("prompt", "prompt holds " + std::to_string(value->size()) + " prompts; the limit is " +
+                                      std::to_string(max_prompts));
+  }
   std::vector<CompletionPrompt> prompts;
   if (!batch) {
     ApiResult<CompletionPrompt> prompt = ParseOnePrompt(*value);
@@ -76,24 +80,25 @@ void RefuseUnsupported(FieldReader& reader, int32_t n) {
 
 }  // namespace
 
-ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object) {
+ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object, const RequestLimits& limits) {
   CompletionRequest request;
   FieldReader reader(object);
-  ApiResult<std::vector<CompletionPrompt>> prompts = ParsePrompts(reader.Find("prompt"));
+  ApiResult<std::vector<CompletionPrompt>> prompts = ParsePrompts(reader.Find("prompt"), limits.max_prompts);
   if (!prompts.ok()) return prompts.error();
   request.prompts = std::move(prompts).value();
-  ReadGenerationParams(reader, &request.params);
+  ReadGenerationParams(reader, limits, &request.params);
   reader.IntInRange("logprobs", 0, kMaxLogprobs, &request.params.top_logprobs);
   reader.Bool("add_special_tokens", &request.add_special_tokens);
   RefuseUnsupported(reader, request.params.n);
+  reader.RefuseUnread();
   if (reader.failed()) return reader.error();
   return request;
 }
 
-ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body) {
-  ApiResult<Json> object = ParseRequestObject(body);
+ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body, const RequestLimits& limits) {
+  ApiResult<Json> object = ParseRequestObject(body, limits);
   if (!object.ok()) return object.error();
-  return CompletionRequestFromJson(*object);
+  return CompletionRequestFromJson(*object, limits);
 }
 
 }  // namespace surge::api

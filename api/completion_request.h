@@ -29,7 +29,7 @@ struct CompletionRequest {
   bool add_special_tokens = true;  // vLLM's extension: BOS etc. for text prompts
 };
 
-ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body);
-ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object);
+ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body, const RequestLimits& limits = {});
+ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object, const RequestLimits& limits = {});
 
 }  // namespace surge::api

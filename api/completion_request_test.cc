@@ -65,7 +65,7 @@ TEST(CompletionRequestTest, EveryParameter) {
     "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "logprobs": 3, "ignore_eos": true, "n": 2, "stream": true,
     "stream_options": {"include_usage": true}, "skip_special_tokens": false,
-    "user": "u1", "priority": -3, "add_special_tokens": false, "unknown_field": {"x": 1}})");
+    "user": "u1", "priority": -3, "add_special_tokens": false})");
   const GenerationParams& p = request.params;
   EXPECT_EQ(p.max_tokens, 7);
   EXPECT_EQ(p.temperature, 0.5);
@@ -170,7 +170,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "add_special_tokens": 0})", "add_special_tokens", "must be a boolean"},
         BadCase{R"({"prompt": "x", "echo": true})", "echo", "not supported"},
         BadCase{R"({"prompt": "x", "suffix": "s"})", "suffix", "not supported"},
-        BadCase{R"({"prompt": "x", "best_of": 3})", "best_of", "not supported"}));
+        BadCase{R"({"prompt": "x", "best_of": 3})", "best_of", "not supported"},
+        BadCase{R"({"prompt": "x", "logit_bias": {"300": 100}})", "logit_bias", "logit_bias is not a supported field"},
+        BadCase{R"({"prompt": "x", "max_completion_tokens": 3})", "max_completion_tokens", "not a supported field"},
+        BadCase{R"({"prompt": "x", "guided_json": {}})", "guided_json", "not a supported field"}));
 
 }  // namespace
 }  // namespace surge::api

@@ -1,5 +1,6 @@
 #include "api/field_reader.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace surge::api {
@@ -31,6 +32,7 @@ std::optional<int64_t> AsInteger(const Json& value) {
 }
 
 const Json* FieldReader::Find(std::string_view name) const {
+  if (std::find(read_.begin(), read_.end(), name) == read_.end()) read_.emplace_back(name);
   auto it = object_.find(std::string(name));
   if (it == object_.end() || it->is_null()) return nullptr;
   return &*it;
@@ -103,6 +105,15 @@ void FieldReader::Require(bool ok, std::string_view name, std::string message) {
 
 void FieldReader::Fail(ApiError error) {
   if (!error_) error_ = std::move(error);
+}
+
+void FieldReader::RefuseUnread(std::span<const std::string_view> ignored) {
+  if (!object_.is_object()) return;
+  for (const auto& [name, value] : object_.items()) {
+    if (value.is_null() || std::find(read_.begin(), read_.end(), name) != read_.end()) continue;
+    if (std::find(ignored.begin(), ignored.end(), name) != ignored.end()) continue;
+    return Require(false, name, name + " is not a supported field");
+  }
 }
 
 }  // namespace surge::api

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,11 +27,15 @@ std::string JsonTypeName(const Json& value);
 // lax JSON validators behind the OpenAI servers accept them.
 std::optional<int64_t> AsInteger(const Json& value);
 
+// Fields OpenAI documents as metadata: accepted, and without effect on the output.
+inline constexpr std::array<std::string_view, 3> kMetadataFields = {"user", "metadata", "store"};
+
 class FieldReader {
  public:
   explicit FieldReader(const Json& object) : object_(object) {}
 
   // The field, or nullptr when it is absent or null (OpenAI clients send null for "unset").
+  // Every name looked up counts as read (see RefuseUnread).
   const Json* Find(std::string_view name) const;
   bool Has(std::string_view name) const { return Find(name) != nullptr; }
 
@@ -45,6 +52,9 @@ class FieldReader {
   // Records an InvalidArgument error on `name` unless `ok` (or an error is already kept).
   void Require(bool ok, std::string_view name, std::string message);
   void Fail(ApiError error);
+  // Nothing accepted and silently ignored: records an error naming the first field of the
+  // object that no read looked at, unless it is null or one of `ignored`. Call last.
+  void RefuseUnread(std::span<const std::string_view> ignored = kMetadataFields);
 
   bool failed() const { return error_.has_value(); }
   const ApiError& error() const { return *error_; }
@@ -54,6 +64,7 @@ class FieldReader {
 
   const Json& object_;
   std::optional<ApiError> error_;
+  mutable std::vector<std::string> read_;  // names looked up; a request has a few dozen at most
 };
 
 }  // namespace surge::api

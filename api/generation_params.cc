@@ -3,19 +3,24 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <string>
 
-#include "base/utf8.h"
 
 namespace surge::api {
 namespace {
 
-// OpenAI's stop: one string or a list of strings; none may be empty.
-void ReadStop(FieldReader& reader, std::vector<std::string>* stop) {
+// OpenAI's stop: one string or a list of strings; none may be empty. Every stop string
+// is matched against each new token, so their number and size are bounded.
+void ReadStop(FieldReader& reader, const RequestLimits& limits, std::vector<std::string>* stop) {
   const Json* value = reader.Find("stop");
   if (value == nullptr) return;
   if (value->is_string()) {
     stop->push_back(value->get<std::string>());
   } else if (value->is_array()) {
+    if (value->size() > limits.max_stop) {
+      return reader.Require(false, "stop", "stop holds " + std::to_string(value->size()) +
+                                               " strings; the limit is " + std::to_string(limits.max_stop));
+    }
     for (const Json& item : *value) {
       if (!item.is_string()) {
         return reader.Require(false, "stop", "stop must be a string or a list of strings, got a list holding " +
@@ -26,15 +31,24 @@ void ReadStop(FieldReader& reader, std::vector<std::string>* stop) {
   } else {
     return reader.Require(false, "stop", "stop must be a string or a list of strings, got " + JsonTypeName(*value));
   }
-  for (const std::string& text : *stop) reader.Require(!text.empty(), "stop", "stop strings must not be empty");
+  for (const std::string& text : *stop) {
+    reader.Require(!text.empty(), "stop", "stop strings must not be empty");
+    reader.Require(text.size() <= limits.max_stop_bytes, "stop",
+                   "stop strings must be at most " + std::to_string(limits.max_stop_bytes) + " bytes");
+  }
 }
 
-void ReadStopTokenIds(FieldReader& reader, std::vector<int32_t>* ids) {
+void ReadStopTokenIds(FieldReader& reader, const RequestLimits& limits, std::vector<int32_t>* ids) {
   const Json* value = reader.Find("stop_token_ids");
   if (value == nullptr) return;
   if (!value->is_array()) {
     return reader.Require(false, "stop_token_ids",
                           "stop_token_ids must be a list of token ids, got " + JsonTypeName(*value));
+  }
+  if (value->size() > limits.max_stop_token_ids) {
+    return reader.Require(false, "stop_token_ids", "stop_token_ids holds " + std::to_string(value->size()) +
+                                                       " ids; the limit is " +
+                                                       std::to_string(limits.max_stop_token_ids));
   }
   for (const Json& item : *value) {
     std::optional<int64_t> id = AsInteger(item);
@@ -55,8 +69,9 @@ void ReadStreamOptions(FieldReader& reader, GenerationParams* params) {
   reader.Require(params->stream, "stream_options", "stream_options is only allowed when stream is true");
   FieldReader inner(*options);
   inner.Bool("include_usage", &params->include_usage);
+  inner.RefuseUnread({});
   if (inner.failed()) {
-    reader.Fail(InvalidParam("stream_options.include_usage", inner.error().status.message()));
+    reader.Fail(InvalidParam("stream_options." + inner.error().param, inner.error().status.message()));
   }
 }
 
@@ -101,13 +116,13 @@ void ReadPriority(FieldReader& reader, int32_t* priority) {
 
 }  // namespace
 
-void ReadGenerationParams(FieldReader& reader, GenerationParams* params) {
+void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params) {
   reader.String("model", &params->model);
   int64_t max_tokens = 0;
   if (reader.IntInRange("max_tokens", 1, INT64_MAX, &max_tokens)) params->max_tokens = max_tokens;
   ReadSampling(reader, params);
-  ReadStop(reader, &params->stop);
-  ReadStopTokenIds(reader, &params->stop_token_ids);
+  ReadStop(reader, limits, &params->stop);
+  ReadStopTokenIds(reader, limits, &params->stop_token_ids);
   reader.Bool("ignore_eos", &params->ignore_eos);
   reader.IntInRange("n", 1, kMaxN, &params->n);
   reader.Bool("stream", &params->stream);
@@ -132,21 +147,6 @@ std::optional<int32_t> ParsePriority(std::string_view text) {
 const char* PriorityTier(int32_t priority) {
   if (priority < 0) return "realtime";
   return priority == 0 ? "normal" : "batch";
-}
-
-ApiResult<Json> ParseRequestObject(std::string_view body) {
-  if (!IsValidUtf8(body)) return InvalidParam("", "the request body is not valid UTF-8");
-  Json object;
-  try {
-    object = Json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    // e.what() names the line and column: "[json.exception.parse_error.101] parse error at ...".
-    return InvalidParam("", std::string("the request body is not valid JSON: ") + e.what());
-  }
-  if (!object.is_object()) {
-    return InvalidParam("", "the request body must be a JSON object, got " + JsonTypeName(object));
-  }
-  return object;
 }
 
 }  // namespace surge::api

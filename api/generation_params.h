@@ -12,6 +12,7 @@
 
 #include "api/error.h"
 #include "api/field_reader.h"
+#include "api/request_body.h"
 
 namespace surge::api {
 
@@ -56,9 +57,6 @@ inline constexpr char kPriorityValues[] =
 
 // Reads every shared field of `object` into `params` (max_tokens only; chat's
 // max_completion_tokens is the caller's). Errors are kept in `reader`.
-void ReadGenerationParams(FieldReader& reader, GenerationParams* params);
-
-// Parses a request body: valid UTF-8 (400 otherwise), valid JSON, an object.
-ApiResult<Json> ParseRequestObject(std::string_view body);
+void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params);
 
 }  // namespace surge::api

@@ -4,8 +4,8 @@
 
 namespace surge::api {
 
-ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body) {
-  ApiResult<Json> object = ParseRequestObject(body);
+ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body, const RequestLimits& limits) {
+  ApiResult<Json> object = ParseRequestObject(body, limits);
   if (!object.ok()) return object.error();
   FieldReader reader(*object);
   TokenizeRequest request;
@@ -13,25 +13,27 @@ ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body) {
   request.has_messages = reader.Has("messages");
   if (request.has_messages) {
     reader.Require(!reader.Has("prompt"), "prompt", "give either prompt or messages, not both");
-    ReadChatInput(reader, &request.chat);
+    ReadChatInput(reader, limits, &request.chat);
     request.add_special_tokens = false;
   } else {
     reader.Require(reader.Has("prompt"), "prompt", "prompt or messages is required");
     reader.String("prompt", &request.prompt);
   }
   reader.Bool("add_special_tokens", &request.add_special_tokens);
+  reader.RefuseUnread();
   if (reader.failed()) return reader.error();
   return request;
 }
 
-ApiResult<DetokenizeRequest> ParseDetokenizeRequest(std::string_view body) {
-  ApiResult<Json> object = ParseRequestObject(body);
+ApiResult<DetokenizeRequest> ParseDetokenizeRequest(std::string_view body, const RequestLimits& limits) {
+  ApiResult<Json> object = ParseRequestObject(body, limits);
   if (!object.ok()) return object.error();
   FieldReader reader(*object);
   DetokenizeRequest request;
   reader.String("model", &request.model);
   const Json* tokens = reader.Find("tokens");
   reader.Require(tokens != nullptr && tokens->is_array(), "tokens", "tokens must be a list of token ids");
+  reader.RefuseUnread();
   if (reader.failed()) return reader.error();
   for (const Json& item : *tokens) {
     std::optional<int64_t> id = AsInteger(item);

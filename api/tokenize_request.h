@@ -27,8 +27,8 @@ struct DetokenizeRequest {
 };
 
 // Exactly one of prompt and messages.
-ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body);
-ApiResult<DetokenizeRequest> ParseDetokenizeRequest(std::string_view body);
+ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body, const RequestLimits& limits = {});
+ApiResult<DetokenizeRequest> ParseDetokenizeRequest(std::string_view body, const RequestLimits& limits = {});
 
 // {"tokens": [...], "count": N, "max_model_len": L} plus "prompt" when not empty (the
 // rendered chat template).

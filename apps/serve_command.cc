@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/request_body.h"
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
@@ -38,6 +39,7 @@ struct ServeFlags {
   int64_t max_num_batched_tokens = 2048;
   int64_t max_waiting = 1024;
   std::string max_body_size = "8MiB";
+  int64_t max_json_depth = api::kDefaultMaxJsonDepth;
   double drain_timeout = 30;
   int64_t threads = 0;
   WeightFlags weights;
@@ -66,6 +68,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
   parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");
   parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
+  parser.AddInt("max-json-depth", &f.max_json_depth,
+                "deepest nesting of JSON arrays/objects in a request body; deeper gets 400 (default " +
+                    std::to_string(api::kDefaultMaxJsonDepth) + ")");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
@@ -102,6 +107,10 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
     return InvalidArgumentError("--max-num-batched-tokens must be >= 1");
   }
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
+  if (f.max_json_depth < 2 || f.max_json_depth > api::kMaxJsonDepthLimit) {
+    return InvalidArgumentError("--max-json-depth must be in [2, " + std::to_string(api::kMaxJsonDepthLimit) + "]");
+  }
+  config->server.request_limits.max_json_depth = static_cast<int>(f.max_json_depth);
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
   if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
   if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");

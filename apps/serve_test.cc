@@ -264,6 +264,33 @@ TEST_F(ServeTest, BadInputGetsAnOpenAiErrorAndTheServerKeepsServing) {
   EXPECT_EQ(Post("/v1/completions", R"({"prompt": "Still here", "max_tokens": 3})").status, 200);
 }
 
+std::string NestedArrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// Issue 12's crash inputs: 100,000 nested arrays (200 KB, far under the body limit) in a
+// message's content, in an extra message field, and through /tokenize. Each used to
+// overflow the stack of a worker thread and kill the server.
+TEST_F(ServeTest, HostileNestingIs400AndTheServerKeepsServing) {
+  const std::string deep = NestedArrays(100000);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/v1/chat/completions", R"({"model": "stories260K", "messages": [{"role": "user", "content": )" + deep + "}]}"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x", "name": )" + deep + "}]}"},
+      {"/tokenize", R"({"messages": [{"role": "user", "content": )" + deep + "}]}"},
+      {"/v1/completions", R"({"prompt": "x", "stop": )" + deep + "}"},
+      {"/detokenize", R"({"tokens": )" + deep + "}"},
+  };
+  for (const auto& [path, body] : cases) {
+    net::HttpResponse response = Post(path, body);
+    ASSERT_EQ(response.status, 400) << path << ": " << response.body.substr(0, 200);
+    EXPECT_THAT(JsonBody(response)["error"]["message"].get<std::string>(),
+                HasSubstr("nests arrays and objects deeper than the limit of 64 levels"));
+    EXPECT_EQ(Get("/health").status, 200);
+  }
+  const std::string fine = R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3,
+                                "chat_template_kwargs": {"deep": )" + NestedArrays(60) + "}}";
+  net::HttpResponse served = Post("/v1/chat/completions", fine);
+  EXPECT_EQ(served.status, 200) << served.body;
+}
+
 TEST_F(ServeTest, BodyOverTheLimitIs413) {
   ServeConfig config = testing_util::StoriesConfig();
   config.server.max_body_bytes = 1024;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "base/mapped_file.h"
 #include "model/config_reader.h"
 
@@ -289,6 +290,7 @@ double AttentionSoftmaxScale(const ModelConfig& c) {
 }
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& path) {
+  if (!JsonDepthWithin(json_text)) return InvalidArgumentError(path + ": JSON nested too deep");
   // nlohmann reports errors by exception; they stop here and become a Status.
   try {
     Json root = Json::parse(json_text);

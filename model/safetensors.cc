@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
+
 namespace surge {
 namespace {
 
@@ -176,6 +178,7 @@ StatusOr<std::string_view> HeaderText(std::span<const uint8_t> bytes, const std:
 }
 
 StatusOr<Json> ParseJson(std::string_view text, const std::string& path) {
+  if (!JsonDepthWithin(text)) return Corrupt(path, "header JSON is nested too deep");
   // nlohmann reports errors by exception; they stop here and become a Status.
   try {
     Json root = Json::parse(text);

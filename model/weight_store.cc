@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "model/safetensors.h"
 
 namespace surge {
@@ -37,6 +38,7 @@ Status CheckShardName(const std::string& shard, const std::string& index_path) {
 // weight_map: tensor name -> shard file name.
 StatusOr<std::map<std::string, std::string>> ReadIndex(const std::string& index_path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(index_path));
+  if (!JsonDepthWithin(text)) return DataLossError(index_path + ": JSON nested too deep");
   Json root;
   // nlohmann reports errors by exception; they stop here and become a Status.
   try {

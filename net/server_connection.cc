@@ -1,9 +1,6 @@
 #include "net/server_connection.h"
 
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/error.hpp>
-
-#include <limits>
 
 #include "base/logging.h"
 #include "net/http_wire.h"
@@ -14,7 +11,6 @@ namespace surge::net::internal {
 namespace {
 
 namespace asio = boost::asio;
-namespace http = boost::beast::http;
 using boost::system::error_code;
 
 // Pipelined bytes held while a response is in progress; past it we stop reading (and so
@@ -26,28 +22,10 @@ constexpr int64_t kLingerMs = 2000;
 // Output buffers above this size are released rather than kept for the next response.
 constexpr size_t kMaxRetainedOutputBytes = 64 << 10;
 
-std::string_view ToStd(boost::beast::string_view view) { return {view.data(), view.size()}; }
-
 std::string FormatRemote(const asio::ip::tcp::endpoint& endpoint) {
   std::string address = endpoint.address().to_string();
   if (endpoint.address().is_v6()) address = "[" + address + "]";
   return address + ":" + std::to_string(endpoint.port());
-}
-
-HttpRequest ToHttpRequest(http::request<http::string_body>&& message, const std::string& remote) {
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  size_t question = request.target.find('?');
-  request.path = request.target.substr(0, question);
-  if (question != std::string::npos) request.query = request.target.substr(question + 1);
-  request.version = message.version();
-  for (const auto& field : message) {
-    request.headers.Add(std::string(field.name_string()), std::string(field.value()));
-  }
-  request.body = std::move(message.body());
-  request.remote = remote;
-  return request;
 }
 
 // An exception from user code must not unwind through the io loop, which serves everyone.
@@ -67,7 +45,8 @@ ServerConnection::ServerConnection(std::shared_ptr<ServerCore> core, asio::ip::t
       socket_(std::move(socket)),
       id_(id),
       read_deadline_(socket_.get_executor()),
-      write_deadline_(socket_.get_executor()) {
+      write_deadline_(socket_.get_executor()),
+      reader_({core_->options().max_header_bytes, core_->options().max_body_bytes}) {
   error_code ec;
   asio::ip::tcp::endpoint endpoint = socket_.remote_endpoint(ec);
   remote_ = ec ? "unknown" : FormatRemote(endpoint);
@@ -83,12 +62,7 @@ void ServerConnection::Start() {
 
 void ServerConnection::BeginRequest() {
   state_ = State::kReading;
-  parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(core_->options().max_header_bytes));
-  // Content-Length is checked in AcceptHeader. (Not boost::none: Beast 1.74 compares
-  // Content-Length > none, which is always true.)
-  parser_->body_limit(std::numeric_limits<uint64_t>::max());
-  header_checked_ = false;
+  reader_.Reset();
   request_started_ = !input_.empty();
   if (input_.empty() && input_.capacity() > kMaxRetainedOutputBytes) std::string().swap(input_);
   ArmReadDeadline(request_started_ ? core_->options().header_timeout_ms
@@ -126,55 +100,23 @@ void ServerConnection::Pump() {
       request_started_ = true;
       ArmReadDeadline(core_->options().header_timeout_ms);
     }
-    error_code ec;
-    size_t used = parser_->put(asio::buffer(input_), ec);
-    input_.erase(0, used);
-    bool need_more = ec == http::error::need_more;  // progress may still have been made
-    if (ec && !need_more) {
-      RejectMalformed(ec);
-      return;
+    ReadResult result = reader_.Feed(input_);
+    switch (result.event) {
+      case ReadEvent::kNeedMore:
+        return;
+      case ReadEvent::kHeaderAccepted:
+        if (result.expects_continue) {
+          QueueOutput("HTTP/1.1 100 Continue\r\n\r\n", /*from_writer=*/false);
+        }
+        ArmReadDeadline(core_->options().body_timeout_ms);
+        break;  // the body may already be in input_
+      case ReadEvent::kRejected:
+        Reject(result.status, result.message);
+        return;
+      case ReadEvent::kComplete:
+        Dispatch(std::move(result.request));
+        return;
     }
-    if (parser_->is_header_done() && !header_checked_ && !AcceptHeader()) return;
-    if (parser_->is_done()) {
-      Dispatch();
-      return;
-    }
-    if (need_more || used == 0) return;
-  }
-}
-
-// Runs once per request, between header and body: refuses an oversized body before
-// reading it and answers "Expect: 100-continue".
-bool ServerConnection::AcceptHeader() {
-  header_checked_ = true;
-  const HttpServerOptions& options = core_->options();
-  boost::optional<uint64_t> length = parser_->content_length();
-  if (length && *length > options.max_body_bytes) {
-    Reject(413, "request body of " + std::to_string(*length) + " bytes exceeds the limit of " +
-                    std::to_string(options.max_body_bytes) + " bytes");
-    return false;
-  }
-  parser_->body_limit(options.max_body_bytes);  // caps chunked bodies too
-  parser_->eager(true);
-  if (!parser_->is_done()) {
-    auto expect = parser_->get().find(http::field::expect);
-    if (expect != parser_->get().end() && EqualsIgnoreCase(ToStd(expect->value()), "100-continue")) {
-      QueueOutput("HTTP/1.1 100 Continue\r\n\r\n", /*from_writer=*/false);
-    }
-    ArmReadDeadline(options.body_timeout_ms);
-  }
-  return true;
-}
-
-void ServerConnection::RejectMalformed(const error_code& ec) {
-  if (ec == http::error::header_limit) {
-    Reject(431, "request header larger than " + std::to_string(core_->options().max_header_bytes) +
-                    " bytes");
-  } else if (ec == http::error::body_limit) {
-    Reject(413, "request body exceeds the limit of " +
-                    std::to_string(core_->options().max_body_bytes) + " bytes");
-  } else {
-    Reject(400, "malformed request: " + ec.message());
   }
 }
 
@@ -193,13 +135,12 @@ void ServerConnection::Reject(int status, const std::string& message) {
               /*from_writer=*/false);
 }
 
-void ServerConnection::Dispatch() {
+void ServerConnection::Dispatch(ParsedRequest parsed) {
   read_deadline_.Disarm();
-  http::request<http::string_body> message = parser_->release();
   ResponseContext context;
-  context.head_request = message.method() == http::verb::head;
-  context.http10 = message.version() < 11;
-  context.keep_alive = message.keep_alive() && !context.http10;
+  context.head_request = parsed.head_request;
+  context.http10 = parsed.http10;
+  context.keep_alive = parsed.keep_alive && !parsed.http10;
   context.max_write_buffer_bytes = core_->options().max_write_buffer_bytes;
   response_ = std::make_shared<ResponseState>(context);
   keep_alive_ = context.keep_alive;
@@ -207,7 +148,8 @@ void ServerConnection::Dispatch() {
   state_ = State::kResponding;
   core_->num_requests.fetch_add(1, std::memory_order_relaxed);
   auto writer = std::make_shared<ResponseWriter>(shared_from_this(), response_);
-  core_->HandleRequest(ToHttpRequest(std::move(message), remote_), std::move(writer));
+  parsed.request.remote = remote_;
+  core_->HandleRequest(std::move(parsed.request), std::move(writer));
 }
 
 void ServerConnection::Flush(const std::shared_ptr<ResponseState>& state) {

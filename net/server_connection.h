@@ -3,17 +3,15 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <array>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "net/deadline.h"
+#include "net/request_reader.h"
 #include "net/response_state.h"
 
 namespace surge::net::internal {
@@ -56,10 +54,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void StartRead();
   void OnRead(const boost::system::error_code& ec, size_t num_bytes);
   void Pump();
-  bool AcceptHeader();
-  void RejectMalformed(const boost::system::error_code& ec);
   void Reject(int status, const std::string& message);
-  void Dispatch();
+  void Dispatch(ParsedRequest parsed);
   void Flush(const std::shared_ptr<ResponseState>& state);
   void Abandon(const std::shared_ptr<ResponseState>& state);
   void QueueOutput(std::string_view bytes, bool from_writer);
@@ -84,9 +80,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   std::array<char, 8192> read_chunk_;  // target of the one pending read
   bool reading_ = false;
   std::string input_;  // received, not yet parsed
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  RequestReader reader_;
   bool request_started_ = false;  // a byte of the next request arrived
-  bool header_checked_ = false;
 
   // The response in progress.
   std::shared_ptr<ResponseState> response_;  // null for a Reject

@@ -103,7 +103,7 @@ void Launch(ServerContext& context, GenerationSpec spec, std::vector<EngineReque
 
 void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
                        SteadyClock::time_point arrival) {
-  api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(http.body);
+  api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(http.body, context.options.request_limits);
   if (!parsed.ok()) return context.ReplyError(*writer, kCompletions, parsed.error());
   api::CompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kCompletions, *error);
@@ -123,7 +123,7 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
 
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
                            SteadyClock::time_point arrival) {
-  api::ApiResult<api::ChatCompletionRequest> parsed = api::ParseChatCompletionRequest(http.body);
+  api::ApiResult<api::ChatCompletionRequest> parsed = api::ParseChatCompletionRequest(http.body, context.options.request_limits);
   if (!parsed.ok()) return context.ReplyError(*writer, kChat, parsed.error());
   api::ChatCompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kChat, *error);

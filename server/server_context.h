@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/error.h"
+#include "api/request_body.h"
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
 #include "server/prompt_builder.h"
@@ -33,6 +34,7 @@ struct ServerOptions {
   std::string chat_template;         // Jinja source; "" uses the tokenizer's own
   int64_t max_model_len = 0;         // the model's context (max_position_embeddings)
   size_t max_body_bytes = 8 << 20;   // larger request bodies get 413
+  api::RequestLimits request_limits;  // depth and counts inside a body: past them, 400
   int num_workers = 2;               // threads for parsing, templates, tokens and JSON
   // Chat answers split into reasoning_content and content (--reasoning-parser).
   ReasoningParserKind reasoning_parser = ReasoningParserKind::kNone;

@@ -12,7 +12,7 @@ constexpr char kDetokenize[] = "/detokenize";
 }  // namespace
 
 void HandleTokenize(ServerContext& context, const net::HttpRequest& http, Writer writer) {
-  api::ApiResult<api::TokenizeRequest> parsed = api::ParseTokenizeRequest(http.body);
+  api::ApiResult<api::TokenizeRequest> parsed = api::ParseTokenizeRequest(http.body, context.options.request_limits);
   if (!parsed.ok()) return context.ReplyError(*writer, kTokenize, parsed.error());
   const api::TokenizeRequest& request = *parsed;
   if (auto error = CheckModel(context, request.model)) return context.ReplyError(*writer, kTokenize, *error);
@@ -30,7 +30,7 @@ void HandleTokenize(ServerContext& context, const net::HttpRequest& http, Writer
 }
 
 void HandleDetokenize(ServerContext& context, const net::HttpRequest& http, Writer writer) {
-  api::ApiResult<api::DetokenizeRequest> parsed = api::ParseDetokenizeRequest(http.body);
+  api::ApiResult<api::DetokenizeRequest> parsed = api::ParseDetokenizeRequest(http.body, context.options.request_limits);
   if (!parsed.ok()) return context.ReplyError(*writer, kDetokenize, parsed.error());
   const api::DetokenizeRequest& request = *parsed;
   if (auto error = CheckModel(context, request.model)) return context.ReplyError(*writer, kDetokenize, *error);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "base/mapped_file.h"
 #include "tokenizer/gguf_vocab.h"
 
@@ -39,6 +40,7 @@ StatusOr<Json> ReadJson(const fs::path& path, bool required) {
     return Json::object();
   }
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path.string()));
+  if (!JsonDepthWithin(text)) return InvalidArgumentError(path.string() + ": JSON nested too deep");
   Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) return InvalidArgumentError(path.string() + ": malformed JSON");
   return parsed;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/logging.h"
+#include "base/json_depth.h"
 #include "base/mapped_file.h"
 #include "tokenizer/component_loader.h"
 #include "tokenizer/tokenizer.h"
@@ -198,6 +199,7 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const Json& root, const Jso
 }
 
 StatusOr<Json> ParseJson(const std::string& text, const std::string& name) {
+  if (!JsonDepthWithin(text)) return InvalidArgumentError(name + ": malformed JSON: nested too deep");
   try {
     Json parsed = Json::parse(text);
     if (!parsed.is_object()) return InvalidArgumentError(name + ": malformed JSON: not an object");
@@ -229,6 +231,7 @@ StatusOr<std::unique_ptr<TokenizerState>> LoadState(const std::string& tokenizer
 void AddGenerationEos(const std::string& path, TokenizerState* state) {
   auto text = ReadFileToString(path);
   if (!text.ok()) return;
+  if (!JsonDepthWithin(*text)) return;
   Json parsed = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   const Json& eos = parsed.is_object() ? Member(parsed, "eos_token_id") : Json();
   std::vector<int32_t> ids;
