@@ -1,5 +1,7 @@
 #include "api/chat_input.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 namespace surge::api {
@@ -59,11 +61,18 @@ ApiResult<Json> ParseToolCalls(const Json& tool_calls, const std::string& where,
   return parsed;
 }
 
+constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant", "tool", "function"};
+
 ApiResult<Json> ParseMessage(const Json& message, size_t index, const RequestLimits& limits) {
   const std::string where = "messages[" + std::to_string(index) + "]";
   if (!message.is_object()) return InvalidParam("messages", where + " must be an object, got " + JsonTypeName(message));
   if (!message.contains("role") || !message["role"].is_string()) {
     return InvalidParam("messages", where + ".role must be a string");
+  }
+  const std::string& role = message["role"].get_ref<const std::string&>();
+  if (std::find(std::begin(kRoles), std::end(kRoles), role) == std::end(kRoles)) {
+    return InvalidParam("messages", where + ".role '" + role +
+                                        "' is not one of system, developer, user, assistant, tool, function");
   }
   // Only an assistant turn that calls tools may leave its content out (OpenAI's rule).
   const bool has_content = message.contains("content") && !message["content"].is_null();
@@ -86,7 +95,7 @@ ApiResult<Json> ParseMessage(const Json& message, size_t index, const RequestLim
   return normalized;
 }
 
-void ReadMessages(FieldReader& reader, const RequestLimits& limits, Json* messages) {
+void ReadMessages(FieldReader& reader, const RequestLimits& limits, ChatInput* input) {
   const Json* value = reader.Find("messages");
   if (value == nullptr) return reader.Require(false, "messages", "messages is required");
   if (!value->is_array()) {
@@ -96,11 +105,43 @@ void ReadMessages(FieldReader& reader, const RequestLimits& limits, Json* messag
   if (value->size() > limits.max_messages) {
     return reader.Require(false, "messages", TooMany("messages", value->size(), limits.max_messages));
   }
+  bool calls_tools = false;
   for (size_t i = 0; i < value->size(); ++i) {
     ApiResult<Json> message = ParseMessage((*value)[i], i, limits);
     if (!message.ok()) return reader.Fail(message.error());
-    messages->push_back(std::move(message).value());
+    calls_tools |= message->contains("tool_calls") && !(*message)["tool_calls"].is_null();
+    input->messages.push_back(std::move(message).value());
   }
+  if (!calls_tools) return;
+  input->string_argument_messages = input->messages;
+  for (size_t i = 0; i < value->size(); ++i) {
+    const Json& message = (*value)[i];
+    if (message.contains("tool_calls")) input->string_argument_messages[i]["tool_calls"] = message["tool_calls"];
+  }
+}
+
+// {"type": "function", "function": {"name", "description"?, "parameters"?, "strict"?}};
+// an absent type means "function" (as vLLM reads it). The error, if any.
+std::optional<std::string> ToolError(const Json& tool, size_t index) {
+  const std::string where = "tools[" + std::to_string(index) + "]";
+  if (!tool.is_object()) return where + " must be an object";
+  if (tool.contains("type") && tool["type"] != "function") return where + ".type must be \"function\"";
+  if (!tool.contains("function") || !tool["function"].is_object()) return where + ".function must be an object";
+  const Json& function = tool["function"];
+  if (!function.contains("name") || !function["name"].is_string() || function["name"].get_ref<const std::string&>().empty()) {
+    return where + ".function.name must be a non-empty string";
+  }
+  auto wrong = [&](const char* key, bool ok) { return function.contains(key) && !function[key].is_null() && !ok; };
+  if (wrong("description", function.contains("description") && function["description"].is_string())) {
+    return where + ".function.description must be a string";
+  }
+  if (wrong("parameters", function.contains("parameters") && function["parameters"].is_object())) {
+    return where + ".function.parameters must be an object (a JSON schema)";
+  }
+  if (wrong("strict", function.contains("strict") && function["strict"].is_boolean())) {
+    return where + ".function.strict must be a boolean";
+  }
+  return std::nullopt;
 }
 
 void ReadTools(FieldReader& reader, const RequestLimits& limits, Json* tools) {
@@ -110,10 +151,8 @@ void ReadTools(FieldReader& reader, const RequestLimits& limits, Json* tools) {
   if (value->size() > limits.max_tools) {
     return reader.Require(false, "tools", TooMany("tools", value->size(), limits.max_tools));
   }
-  for (const Json& tool : *value) {
-    const bool valid = tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
-                       tool["function"].contains("name") && tool["function"]["name"].is_string();
-    if (!valid) return reader.Require(false, "tools", "tools must hold {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  for (size_t i = 0; i < value->size(); ++i) {
+    if (std::optional<std::string> error = ToolError((*value)[i], i)) return reader.Require(false, "tools", *error);
   }
   *tools = *value;
 }
@@ -121,7 +160,7 @@ void ReadTools(FieldReader& reader, const RequestLimits& limits, Json* tools) {
 }  // namespace
 
 void ReadChatInput(FieldReader& reader, const RequestLimits& limits, ChatInput* input) {
-  ReadMessages(reader, limits, &input->messages);
+  ReadMessages(reader, limits, input);
   ReadTools(reader, limits, &input->tools);
   reader.Bool("add_generation_prompt", &input->add_generation_prompt);
   reader.Bool("continue_final_message", &input->continue_final_message);

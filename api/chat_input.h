@@ -13,9 +13,17 @@ struct ChatInput {
   // The messages as the template sees them: every content a string (text parts joined
   // with "\n", as vLLM's "string" content format does) or null, and tool-call arguments
   // parsed from their JSON string into objects (templates render them with |tojson).
-  // Other message fields (name, tool_call_id, ...) pass through.
+  // Roles: system, developer, user, assistant, tool, function (others are a 400). Other
+  // message fields (name, tool_call_id, ...) pass through; a tool message without
+  // tool_call_id is accepted, as vLLM accepts it.
   Json messages = Json::array();
-  Json tools;  // the request's tools (a list of {"type": "function", ...}); null when absent
+  // The same messages with tool-call arguments as the strings that came; null when no
+  // message calls tools. For templates that concatenate arguments as strings
+  // (DeepSeek-V3's), which fail on objects: the prompt builder retries with these.
+  Json string_argument_messages;
+  // The request's tools (a list of {"type": "function", "function": {"name",
+  // "description"?, "parameters"?, "strict"?}}); null when absent.
+  Json tools;
   bool add_generation_prompt = true;
   bool continue_final_message = false;  // leave the last (assistant) message open
   Json chat_template_kwargs = Json::object();  // extra template variables

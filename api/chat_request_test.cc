@@ -88,6 +88,7 @@ TEST_P(ChatRequestErrorTest, NamesTheParameter) {
 }
 
 #define MSGS R"("messages": [{"role": "user", "content": "x"}])"
+#define TOOLS R"("tools": [{"type": "function", "function": {"name": "f"}}])"
 INSTANTIATE_TEST_SUITE_P(
     Cases, ChatRequestErrorTest,
     ::testing::Values(
@@ -122,13 +123,60 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{" MSGS R"(, "temperature": -1})", "temperature", ">= 0"},
         BadCase{"{" MSGS R"(, "n": "2"})", "n", "must be an integer"},
         // Fields this server does not act on are refused, not silently ignored.
-        BadCase{"{" MSGS R"(, "response_format": {"type": "json_object"}})", "response_format",
-                "response_format is not a supported field"},
-        BadCase{"{" MSGS R"(, "logit_bias": {"300": 100}})", "logit_bias", "not a supported field"},
-        BadCase{"{" MSGS R"(, "tool_choice": "required"})", "tool_choice", "not a supported field"},
+        BadCase{"{" MSGS R"(, "response_format": {"type": "xml"}})", "response_format",
+                "response_format.type must be one of text, json_object, json_schema"},
+        BadCase{"{" MSGS R"(, "tool_choice": "required"})", "tool_choice", "needs tools"},
+        BadCase{"{" MSGS ", " TOOLS R"(, "tool_choice": "any"})", "tool_choice", "tool_choice must be"},
+        BadCase{"{" MSGS ", " TOOLS R"(, "tool_choice": {"type": "function", "function": {"name": "g"}}})",
+                "tool_choice", "'g', which is not in tools"},
+        BadCase{"{" MSGS ", " TOOLS R"(, "parallel_tool_calls": 1})", "parallel_tool_calls", "boolean"},
+        BadCase{"{" MSGS R"(, "tools": [{"type": "retrieval", "function": {"name": "f"}}]})", "tools",
+                "tools[0].type must be \"function\""},
+        BadCase{"{" MSGS R"(, "tools": [{"function": {"name": ""}}]})", "tools", "name must be a non-empty string"},
+        BadCase{"{" MSGS R"(, "tools": [{"function": {"name": "f", "parameters": []}}]})", "tools",
+                "parameters must be an object"},
+        BadCase{"{" MSGS R"(, "tools": [{"function": {"name": "f", "strict": "yes"}}]})", "tools",
+                "strict must be a boolean"},
+        BadCase{R"({"messages": [{"role": "robot", "content": "x"}]})", "messages",
+                "messages[0].role 'robot' is not one of"},
         BadCase{"{" MSGS R"(, "stream": true, "stream_options": {"include_usage": true, "x": 1}})",
                 "stream_options.x", "x is not a supported field"}));
 #undef MSGS
+#undef TOOLS
+
+TEST(ChatRequestTest, ToolChoiceAndParallelToolCalls) {
+  const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
+  const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f", "description": "d",
+      "parameters": {"type": "object"}, "strict": true}}])";
+  EXPECT_EQ(Parse("{" + messages + "}").tool_choice.mode, ToolChoiceMode::kNone);
+  ChatCompletionRequest with_tools = Parse("{" + messages + ", " + tools + "}");
+  EXPECT_EQ(with_tools.tool_choice.mode, ToolChoiceMode::kAuto);
+  EXPECT_TRUE(with_tools.parallel_tool_calls);
+  EXPECT_EQ(Parse("{" + messages + ", " + tools + R"(, "tool_choice": "none"})").tool_choice.mode,
+            ToolChoiceMode::kNone);
+  EXPECT_EQ(Parse("{" + messages + ", " + tools + R"(, "tool_choice": "required"})").tool_choice.mode,
+            ToolChoiceMode::kRequired);
+  ChatCompletionRequest named = Parse("{" + messages + ", " + tools +
+                                      R"(, "tool_choice": {"type": "function", "function": {"name": "f"}},
+                                      "parallel_tool_calls": false})");
+  EXPECT_EQ(named.tool_choice.mode, ToolChoiceMode::kFunction);
+  EXPECT_EQ(named.tool_choice.function_name, "f");
+  EXPECT_FALSE(named.parallel_tool_calls);
+  EXPECT_EQ(Parse("{" + messages + R"(, "tool_choice": "auto"})").tool_choice.mode, ToolChoiceMode::kAuto);
+}
+
+TEST(ChatRequestTest, EveryRoleAndStringArgumentsForTemplates) {
+  ChatCompletionRequest request = Parse(R"({"messages": [{"role": "system", "content": "s"},
+      {"role": "developer", "content": "d"}, {"role": "user", "content": "u"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+      {"role": "tool", "content": "r"}, {"role": "function", "name": "f", "content": "r"}]})");
+  EXPECT_EQ(request.input.messages[3]["tool_calls"][0]["function"]["arguments"]["a"], 1);
+  ASSERT_TRUE(request.input.string_argument_messages.is_array());
+  EXPECT_EQ(request.input.string_argument_messages[3]["tool_calls"][0]["function"]["arguments"], "{\"a\": 1}");
+  EXPECT_EQ(request.input.string_argument_messages[4]["content"], "r");
+  EXPECT_TRUE(Parse(R"({"messages": [{"role": "user", "content": "x"}]})").input.string_argument_messages.is_null());
+}
 
 TEST(ChatRequestTest, MetadataAndNullFieldsAreAccepted) {
   const std::string body = R"({"messages": [{"role": "user", "content": "x"}], "user": "u", "store": false,

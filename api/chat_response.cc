@@ -22,12 +22,24 @@ Json LogprobsOrNull(const ChoiceOutput& choice) {
 
 Json TextOrNull(const std::string& text) { return text.empty() ? Json() : Json(text); }
 
+Json ToolCallsJson(const std::vector<ToolCallOutput>& calls) {
+  Json json = Json::array();
+  for (const ToolCallOutput& call : calls) {
+    json.push_back({{"id", call.id},
+                    {"type", "function"},
+                    {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  return json;
+}
+
+// content is null when empty beside reasoning or tool calls (OpenAI: no text, only calls).
 Json Message(const ChoiceOutput& choice) {
-  if (!choice.reasoning) return {{"role", "assistant"}, {"content", choice.text}, {"refusal", nullptr}};
-  return {{"role", "assistant"},
-          {"content", TextOrNull(choice.text)},
-          {"reasoning_content", TextOrNull(*choice.reasoning)},
-          {"refusal", nullptr}};
+  const bool calls = !choice.tool_calls.empty();
+  Json message = {{"role", "assistant"}, {"content", choice.reasoning || calls ? TextOrNull(choice.text) : Json(choice.text)}};
+  if (choice.reasoning) message["reasoning_content"] = TextOrNull(*choice.reasoning);
+  if (calls) message["tool_calls"] = ToolCallsJson(choice.tool_calls);
+  message["refusal"] = nullptr;
+  return message;
 }
 
 Json FinishOrNull(const ChoiceOutput& choice) {
@@ -91,6 +103,35 @@ std::string ChatChunkJson(const ResponseMeta& meta, const ChoiceOutput& choice, 
               {"logprobs", LogprobsOrNull(choice)},
               {"finish_reason", FinishOrNull(choice)}};
   return Chunk(meta, std::move(out), include_usage);
+}
+
+std::vector<std::string> ChatChunksJson(const ResponseMeta& meta, const ChoiceOutput& choice, bool include_usage) {
+  if (choice.tool_calls.empty()) return {ChatChunkJson(meta, choice, include_usage)};
+  std::vector<std::string> chunks;
+  ChoiceOutput head = choice;
+  head.tool_calls.clear();
+  head.finish_reason.reset();
+  const bool head_news = !head.text.empty() || (head.reasoning && !head.reasoning->empty()) ||
+                         (head.logprobs && !head.logprobs->empty());
+  if (head_news) chunks.push_back(ChatChunkJson(meta, head, include_usage));
+  auto chunk = [&](Json call, bool last) {
+    Json out = {{"index", choice.index},
+                {"delta", {{"tool_calls", Json::array({std::move(call)})}}},
+                {"logprobs", nullptr},
+                {"finish_reason", last ? FinishOrNull(choice) : Json()}};
+    return Chunk(meta, std::move(out), include_usage);
+  };
+  for (size_t i = 0; i < choice.tool_calls.size(); ++i) {
+    const ToolCallOutput& call = choice.tool_calls[i];
+    chunks.push_back(chunk({{"index", call.index},
+                            {"id", call.id},
+                            {"type", "function"},
+                            {"function", {{"name", call.name}, {"arguments", ""}}}},
+                           false));
+    chunks.push_back(chunk({{"index", call.index}, {"function", {{"arguments", call.arguments}}}},
+                           i + 1 == choice.tool_calls.size()));
+  }
+  return chunks;
 }
 
 std::string ChatUsageChunkJson(const ResponseMeta& meta, const Usage& usage) {

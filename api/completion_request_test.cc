@@ -65,7 +65,7 @@ TEST(CompletionRequestTest, EveryParameter) {
     "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "logprobs": 3, "ignore_eos": true, "n": 2, "stream": true,
     "stream_options": {"include_usage": true}, "skip_special_tokens": false,
-    "user": "u1", "priority": -3, "add_special_tokens": false})");
+    "user": "u1", "priority": -3, "add_special_tokens": false, "logit_bias": {"300": 100, "7": -2.5}})");
   const GenerationParams& p = request.params;
   EXPECT_EQ(p.max_tokens, 7);
   EXPECT_EQ(p.temperature, 0.5);
@@ -87,6 +87,7 @@ TEST(CompletionRequestTest, EveryParameter) {
   EXPECT_EQ(p.user, "u1");
   EXPECT_EQ(p.priority, -3);
   EXPECT_FALSE(request.add_special_tokens);
+  EXPECT_EQ(p.logit_bias, (std::vector<std::pair<int32_t, double>>{{300, 100}, {7, -2.5}}));
 }
 
 TEST(CompletionRequestTest, StopAsOneStringAndNullsAsAbsent) {
@@ -171,9 +172,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "echo": true})", "echo", "not supported"},
         BadCase{R"({"prompt": "x", "suffix": "s"})", "suffix", "not supported"},
         BadCase{R"({"prompt": "x", "best_of": 3})", "best_of", "not supported"},
-        BadCase{R"({"prompt": "x", "logit_bias": {"300": 100}})", "logit_bias", "logit_bias is not a supported field"},
+        BadCase{R"({"prompt": "x", "logit_bias": {"300": 500}})", "logit_bias", "in [-100, 100], got 500"},
+        BadCase{R"({"prompt": "x", "logit_bias": {"abc": 1}})", "logit_bias", "keys must be token ids, got 'abc'"},
+        BadCase{R"({"prompt": "x", "logit_bias": {"-1": 1}})", "logit_bias", "keys must be token ids"},
+        BadCase{R"({"prompt": "x", "logit_bias": {"1": "5"}})", "logit_bias", "must be numbers"},
+        BadCase{R"({"prompt": "x", "logit_bias": [1]})", "logit_bias", "must be an object"},
         BadCase{R"({"prompt": "x", "max_completion_tokens": 3})", "max_completion_tokens", "not a supported field"},
-        BadCase{R"({"prompt": "x", "guided_json": {}})", "guided_json", "not a supported field"}));
+        BadCase{R"({"prompt": "x", "guided_json": 3})", "guided_json", "must be a JSON schema"},
+        BadCase{R"({"prompt": "x", "guided_decoding_backend": "xgrammar"})", "guided_decoding_backend",
+                "not a supported field"}));
 
 }  // namespace
 }  // namespace surge::api

@@ -9,6 +9,15 @@
 namespace surge::api {
 namespace {
 
+// "300" -> 300; nullopt unless the whole key is a non-negative decimal int32.
+std::optional<int32_t> ParseTokenIdKey(std::string_view key) {
+  int32_t id = 0;
+  const char* end = key.data() + key.size();
+  auto [ptr, ec] = std::from_chars(key.data(), end, id);
+  if (key.empty() || ec != std::errc() || ptr != end || id < 0) return std::nullopt;
+  return id;
+}
+
 // OpenAI's stop: one string or a list of strings; none may be empty. Every stop string
 // is matched against each new token, so their number and size are bounded.
 void ReadStop(FieldReader& reader, const RequestLimits& limits, std::vector<std::string>* stop) {
@@ -56,6 +65,30 @@ void ReadStopTokenIds(FieldReader& reader, const RequestLimits& limits, std::vec
       return reader.Require(false, "stop_token_ids", "stop_token_ids must hold non-negative integers");
     }
     ids->push_back(static_cast<int32_t>(*id));
+  }
+}
+
+// OpenAI's logit_bias: {"token id": bias}, keys the decimal ids as strings, biases in
+// [-100, 100]. Whether an id is in the vocabulary only the server knows.
+void ReadLogitBias(FieldReader& reader, const RequestLimits& limits, std::vector<std::pair<int32_t, double>>* bias) {
+  const Json* value = reader.Find("logit_bias");
+  if (value == nullptr) return;
+  if (!value->is_object()) {
+    return reader.Require(false, "logit_bias", "logit_bias must be an object of token id -> bias, got " +
+                                                   JsonTypeName(*value));
+  }
+  if (value->size() > limits.max_logit_bias) {
+    return reader.Require(false, "logit_bias", "logit_bias holds " + std::to_string(value->size()) +
+                                                   " entries; the limit is " + std::to_string(limits.max_logit_bias));
+  }
+  for (const auto& [key, item] : value->items()) {
+    const std::optional<int32_t> id = ParseTokenIdKey(key);
+    if (!id) return reader.Require(false, "logit_bias", "logit_bias keys must be token ids, got '" + key + "'");
+    if (!item.is_number() || !(item.get<double>() >= -100 && item.get<double>() <= 100)) {
+      return reader.Require(false, "logit_bias", "logit_bias values must be numbers in [-100, 100], got " +
+                                                     item.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+    bias->emplace_back(*id, item.get<double>());
   }
 }
 
@@ -123,6 +156,7 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
   ReadSampling(reader, params);
   ReadStop(reader, limits, &params->stop);
   ReadStopTokenIds(reader, limits, &params->stop_token_ids);
+  ReadLogitBias(reader, limits, &params->logit_bias);
   reader.Bool("ignore_eos", &params->ignore_eos);
   reader.IntInRange("n", 1, kMaxN, &params->n);
   reader.Bool("stream", &params->stream);
@@ -130,6 +164,7 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
   reader.Bool("skip_special_tokens", &params->skip_special_tokens);
   reader.String("user", &params->user);
   ReadPriority(reader, &params->priority);
+  ReadOutputConstraint(reader, &params->constraint);
 }
 
 std::optional<int32_t> ParsePriority(std::string_view text) {

@@ -6,12 +6,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "api/error.h"
 #include "api/field_reader.h"
+#include "api/output_constraint.h"
 #include "api/request_body.h"
 
 namespace surge::api {
@@ -22,6 +24,7 @@ inline constexpr int32_t kMaxLogprobs = 20;    // top alternatives per token (Op
 struct GenerationParams {
   std::string model;                 // "" when absent: the served model
   std::optional<int64_t> max_tokens; // absent: whatever context the prompt leaves
+  std::string max_tokens_param = "max_tokens";  // the field it came from (chat: max_completion_tokens)
   double temperature = 1.0;          // >= 0; 0 is greedy
   double top_p = 1.0;                // (0, 1]
   int32_t top_k = -1;                // -1 or 0: off
@@ -32,6 +35,7 @@ struct GenerationParams {
   double presence_penalty = 0.0;     // [-2, 2]
   double frequency_penalty = 0.0;    // [-2, 2]
   double repetition_penalty = 1.0;   // > 0
+  std::vector<std::pair<int32_t, double>> logit_bias;  // (token id, bias in [-100, 100]), ids not yet vocab-checked
   int32_t top_logprobs = -1;         // -1: no logprobs; k >= 0: the chosen token and k more
   bool ignore_eos = false;
   int32_t n = 1;
@@ -40,6 +44,7 @@ struct GenerationParams {
   bool skip_special_tokens = true;
   std::string user;
   int32_t priority = 0;              // lower is more urgent; an integer or a tier name
+  OutputConstraint constraint;       // response_format / guided_*: kNone when the output is free
 };
 
 // Priority tiers: names for the priorities clients use most. Any integer is accepted too.

@@ -38,6 +38,15 @@ struct TokenLogprobInfo {
   std::vector<TopLogprob> top;  // best first
 };
 
+// One tool call a chat choice made: JSON {"id", "type": "function", "function": {"name",
+// "arguments"}} (streams: "index" too).
+struct ToolCallOutput {
+  int32_t index = 0;      // within the choice
+  std::string id;         // "call_..."
+  std::string name;
+  std::string arguments;  // JSON text
+};
+
 // One choice's text (all of it, or one streamed delta of it).
 struct ChoiceOutput {
   int32_t index = 0;
@@ -47,6 +56,8 @@ struct ChoiceOutput {
   std::optional<std::string> finish_reason;  // "stop", "length", "abort"; nullopt: not yet
   // Chat under a reasoning parser: the thinking (JSON `reasoning_content`); nullopt: no parser.
   std::optional<std::string> reasoning;
+  // Chat with tool-call parsing: the calls found (in this delta); `text` is the rest.
+  std::vector<ToolCallOutput> tool_calls;
 };
 
 // A fresh id: `prefix` + 32 random hex digits ("cmpl-1f3a...").

@@ -21,7 +21,7 @@ TEST(ResponseTest, NewResponseIdHasPrefixAndRandomHex) {
 }
 
 TEST(ResponseTest, CompletionResponse) {
-  ChoiceOutput choice{0, "Hi", std::nullopt, 0, "length", std::nullopt};
+  ChoiceOutput choice{0, "Hi", std::nullopt, 0, "length", std::nullopt, {}};
   EXPECT_EQ(CompletionResponseJson(kMeta, {choice}, Usage{5, 2, 1, std::nullopt}),
             R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
             R"("choices":[{"index":0,"text":"Hi","logprobs":null,"finish_reason":"length"}],)"
@@ -30,7 +30,7 @@ TEST(ResponseTest, CompletionResponse) {
 }
 
 TEST(ResponseTest, CompletionChunks) {
-  ChoiceOutput delta{1, " there", std::nullopt, 0, std::nullopt, std::nullopt};
+  ChoiceOutput delta{1, " there", std::nullopt, 0, std::nullopt, std::nullopt, {}};
   EXPECT_EQ(CompletionChunkJson(kMeta, delta, false),
             R"({"id":"cmpl-abc","object":"text_completion","created":1700000000,"model":"stories",)"
             R"("choices":[{"index":1,"text":" there","logprobs":null,"finish_reason":null}]})");
@@ -52,7 +52,7 @@ TEST(ResponseTest, CompletionLogprobsWithOffsetsAndClampedInfinity) {
 }
 
 TEST(ResponseTest, ChatResponse) {
-  ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop", std::nullopt};
+  ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop", std::nullopt, {}};
   EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {choice}, Usage{2, 1, 0, std::nullopt}),
             R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m",)"
             R"("choices":[{"index":0,"message":{"role":"assistant","content":"Hello","refusal":null},)"
@@ -66,11 +66,11 @@ TEST(ResponseTest, ChatChunks) {
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,)"
             R"("finish_reason":null}]})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "Hi", std::nullopt, 0, std::nullopt, std::nullopt}, true),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "Hi", std::nullopt, 0, std::nullopt, std::nullopt, {}}, true),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],)"
             R"("usage":null})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "length", std::nullopt}, false),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "length", std::nullopt, {}}, false),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})");
   EXPECT_EQ(ChatUsageChunkJson(meta, Usage{1, 2, 0, std::nullopt}),
@@ -80,8 +80,8 @@ TEST(ResponseTest, ChatChunks) {
 }
 
 TEST(ResponseTest, ChatResponseWithReasoningAndReasoningTokens) {
-  ChoiceOutput thought{0, "42", std::nullopt, 0, "stop", "Six times seven."};
-  ChoiceOutput unfinished{1, "", std::nullopt, 0, "length", "Let me"};
+  ChoiceOutput thought{0, "42", std::nullopt, 0, "stop", "Six times seven.", {}};
+  ChoiceOutput unfinished{1, "", std::nullopt, 0, "length", "Let me", {}};
   Usage usage{2, 9, 0, 5};
   EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {thought, unfinished}, usage),
             R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m","choices":[)"
@@ -91,23 +91,45 @@ TEST(ResponseTest, ChatResponseWithReasoningAndReasoningTokens) {
             R"("refusal":null},"logprobs":null,"finish_reason":"length"}],)"
             R"("usage":{"prompt_tokens":2,"completion_tokens":9,"total_tokens":11,)"
             R"("prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":5}}})");
-  ChoiceOutput no_thinking{0, "Hi", std::nullopt, 0, "stop", ""};
+  ChoiceOutput no_thinking{0, "Hi", std::nullopt, 0, "stop", "", {}};
   EXPECT_NE(ChatResponseJson({"chatcmpl-x", 1, "m"}, {no_thinking}, Usage{}).find(R"("reasoning_content":null)"),
             std::string::npos);
 }
 
 TEST(ResponseTest, ChatChunksWithReasoning) {
   const ResponseMeta meta{"chatcmpl-x", 1, "m"};
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, std::nullopt, "Hmm"}, false),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, std::nullopt, "Hmm", {}}, false),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"reasoning_content":"Hmm"},"logprobs":null,"finish_reason":null}]})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "\n\nYes", std::nullopt, 0, std::nullopt, "."}, false),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "\n\nYes", std::nullopt, 0, std::nullopt, ".", {}}, false),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{"reasoning_content":".","content":"\n\nYes"},"logprobs":null,)"
             R"("finish_reason":null}]})");
-  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "stop", ""}, false),
+  EXPECT_EQ(ChatChunkJson(meta, ChoiceOutput{0, "", std::nullopt, 0, "stop", "", {}}, false),
             R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m",)"
             R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]})");
+}
+
+TEST(ResponseTest, ChatToolCallsWholeAndStreamed) {
+  const ResponseMeta meta{"chatcmpl-x", 1, "m"};
+  ChoiceOutput choice;
+  choice.finish_reason = "tool_calls";
+  choice.tool_calls = {{0, "call_a", "f", R"({"x":1})"}};
+  const std::string whole = ChatResponseJson(meta, {choice}, Usage{});
+  EXPECT_EQ(whole.substr(0, whole.find(R"(,"usage")") + 8),
+            std::string(R"({"id":"chatcmpl-x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,)")
+                + R"("message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function",)"
+                + R"("function":{"name":"f","arguments":"{\"x\":1}"}}],"refusal":null},"logprobs":null,)"
+                + R"("finish_reason":"tool_calls"}],"usage")");
+  choice.text = "Sure.";
+  const std::vector<std::string> chunks = ChatChunksJson(meta, choice, false);
+  const std::string head = R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[)";
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[0], head + R"({"index":0,"delta":{"content":"Sure."},"logprobs":null,"finish_reason":null}]})");
+  EXPECT_EQ(chunks[1], head + R"({"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function",)"
+                              R"("function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}]})");
+  EXPECT_EQ(chunks[2], head + R"({"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":)"
+                              R"("{\"x\":1}"}}]},"logprobs":null,"finish_reason":"tool_calls"}]})");
 }
 
 TEST(ResponseTest, ChatLogprobs) {

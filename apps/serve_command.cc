@@ -48,6 +48,7 @@ struct ServeFlags {
   std::string scheduling_policy = "fcfs";
   double priority_aging = 1.0;
   std::string reasoning_parser;
+  std::string tool_call_parser;
   bool help = false;
 };
 
@@ -85,6 +86,11 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("reasoning-parser", &f.reasoning_parser,
                    std::string("split chat answers into reasoning_content (the <think> part) and content: ") +
                        kReasoningParserNames + " (default: none)");
+  parser.AddString("tool-call-parser", &f.tool_call_parser,
+                   std::string("parse tool calls out of chat answers when a request gives tools: ") +
+                       kToolCallParserNames +
+                       " (default: from the model's model_type: deepseek -> deepseek_v3, qwen2/qwen3 -> hermes, "
+                       "llama -> llama3_json, else none)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -94,6 +100,15 @@ Status ApplyReasoningParser(const std::string& name, ServerOptions* server) {
   StatusOr<ReasoningParserKind> kind = ParseReasoningParserName(name);
   if (!kind.ok()) return InvalidArgumentError("--reasoning-parser: " + kind.status().message());
   server->reasoning_parser = *kind;
+  return OkStatus();
+}
+
+// "" leaves the choice to the model.
+Status ApplyToolCallParser(const std::string& name, ServeConfig* config) {
+  if (name.empty()) return OkStatus();
+  StatusOr<ToolCallParserKind> kind = ParseToolCallParserName(name);
+  if (!kind.ok()) return InvalidArgumentError("--tool-call-parser: " + kind.status().message());
+  config->tool_call_parser = *kind;
   return OkStatus();
 }
 
@@ -118,6 +133,7 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
   config->engine.scheduling_policy = *policy;
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
+  RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;

@@ -65,6 +65,8 @@ Status ServeRuntime::Load() {
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
   if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;
+  server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
+  LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
   ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
   ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));

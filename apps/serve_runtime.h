@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -26,6 +27,8 @@ struct ServeConfig {
   EngineOptions engine;        // kv_cache_bytes 0 means kv_cache_fraction of free memory,
   double kv_cache_fraction = 0;  // or (when that is 0 too) the default below
   int threads = 0;             // model threads; 0: all cores
+  // --tool-call-parser; nullopt: the one the model's model_type implies (DefaultToolCallParser).
+  std::optional<ToolCallParserKind> tool_call_parser;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction

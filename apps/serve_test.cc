@@ -264,6 +264,52 @@ TEST_F(ServeTest, BadInputGetsAnOpenAiErrorAndTheServerKeepsServing) {
   EXPECT_EQ(Post("/v1/completions", R"({"prompt": "Still here", "max_tokens": 3})").status, 200);
 }
 
+TEST_F(ServeTest, LogitBiasSteersTheOutput) {
+  json request = {{"prompt", "Once upon a time"}, {"max_tokens", 5}, {"temperature", 0},
+                  {"logit_bias", {{"300", 100}}}};
+  net::HttpResponse forced = Post("/v1/completions", request.dump());
+  ASSERT_EQ(forced.status, 200) << forced.body;
+  net::HttpResponse piece = Post("/detokenize", R"({"tokens": [300, 300, 300, 300, 300]})");
+  ASSERT_EQ(piece.status, 200);
+  const std::string text = JsonBody(forced)["choices"][0]["text"];
+  // The decoder drops the first token's leading space; the completion continues its prompt.
+  EXPECT_EQ(text, " " + JsonBody(piece)["prompt"].get<std::string>()) << "every token is 300";
+  request["logit_bias"] = {{"512", 1}};
+  net::HttpResponse outside = Post("/v1/completions", request.dump());
+  ASSERT_EQ(outside.status, 400);
+  EXPECT_EQ(JsonBody(outside)["error"]["param"], "logit_bias");
+  EXPECT_THAT(JsonBody(outside)["error"]["message"].get<std::string>(), HasSubstr("vocabulary of 512"));
+}
+
+TEST_F(ServeTest, OneModelById) {
+  net::HttpResponse model = Get("/v1/models/stories260K");
+  ASSERT_EQ(model.status, 200) << model.body;
+  EXPECT_EQ(JsonBody(model)["id"], "stories260K");
+  EXPECT_EQ(JsonBody(model)["object"], "model");
+  net::HttpResponse missing = Get("/v1/models/org%2Fother");
+  ASSERT_EQ(missing.status, 404);
+  EXPECT_EQ(JsonBody(missing)["error"]["code"], "model_not_found");
+  EXPECT_THAT(JsonBody(missing)["error"]["message"].get<std::string>(), HasSubstr("org/other"));
+}
+
+// OpenAI's code for a context overflow, and the field the request used for its limit.
+TEST_F(ServeTest, ContextOverflowSaysContextLengthExceeded) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"prompt": "Once", "max_tokens": 100000})", "max_tokens"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 100000})", "max_completion_tokens"},
+      {R"({"prompt": ")" + LongPrompt() + R"("})", "prompt"},
+  };
+  for (const auto& [body, param] : cases) {
+    net::HttpResponse response = Post(body.find("messages") != std::string::npos ? "/v1/chat/completions"
+                                                                                   : "/v1/completions", body);
+    ASSERT_EQ(response.status, 400) << response.body;
+    const json error = JsonBody(response)["error"];
+    EXPECT_EQ(error["code"], "context_length_exceeded") << response.body;
+    EXPECT_EQ(error["param"], param) << response.body;
+    EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("maximum context length is 512 tokens"));
+  }
+}
+
 std::string NestedArrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 // Issue 12's crash inputs: 100,000 nested arrays (200 KB, far under the body limit) in a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <limits>
 #include <string>
@@ -71,12 +72,14 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       num_kv_blocks_(num_kv_blocks),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
       eos_token_ids_(EosTokenIds(tokenizer, model.config())),
+      masker_(tokenizer, eos_token_ids_),
       kv_(model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks,
           PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, 0, options.clock}),
       scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
       sample_logits_(vocab_size_),
+      masked_logits_(vocab_size_),
       queue_(options.max_waiting) {
   queue_.PublishStats(CurrentStats(/*ready=*/false));
 }
@@ -124,6 +127,9 @@ Status Engine::Validate(const EngineRequest& request) const {
     if (stop.empty()) return InvalidArgumentError("stop strings must not be empty");
   }
   RETURN_IF_ERROR(request.sampling.Validate());
+  if (request.constraint_start_token_id >= vocab_size_) {
+    return InvalidArgumentError("constraint_start_token_id is outside the vocabulary");
+  }
   const int64_t num_total = num_prompt + request.stop.max_tokens;
   const int64_t max_context = model_.config().max_position_embeddings;
   const std::string what = "prompt (" + std::to_string(num_prompt) + " tokens) + max_tokens (" +
@@ -155,7 +161,8 @@ StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
   auto channel = std::make_shared<RequestChannel>(id, std::move(notify));
   // Built here, off the engine thread: priming the detokenizers costs a few decodes.
   auto state = std::make_unique<RequestState>(id, std::move(request), std::move(stop_ids),
-                                              first_sequence_id, tokenizer_, channel);
+                                              first_sequence_id, tokenizer_, masker_.vocabulary(),
+                                              channel);
   state->SetArrivalTime(Now());
   RETURN_IF_ERROR(queue_.Push(std::move(state)));
   return std::shared_ptr<RequestStream>(std::move(channel));
@@ -227,10 +234,24 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
 }
 
 void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const float> logits) {
-  const int32_t token = Sample(choice.sampler, logits);
-  if (request.AppendToken(choice, token, LogProbs(request, logits, token))) {
-    scheduler_.Finish(choice.seq);
-  }
+  if (TakeToken(request, choice, logits)) scheduler_.Finish(choice.seq);
+}
+
+// Samples `choice`'s next token and appends it; true when the choice has finished.
+bool Engine::TakeToken(RequestState& request, Choice& choice, std::span<const float> logits) {
+  std::span<const float> row = Constrain(choice, logits);
+  const int32_t token = Sample(choice.sampler, row);
+  return request.AppendToken(choice, token, LogProbs(request, row, token));
+}
+
+// The row a choice samples from: the model's logits or, under an active constraint, a copy
+// with the disallowed tokens at -inf -- before logit bias, penalties, temperature and the
+// truncations, so that no sampling rule can bring a disallowed token back. The mask reads
+// only the choice's own matcher: batch neighbours never change it.
+std::span<const float> Engine::Constrain(const Choice& choice, std::span<const float> logits) {
+  if (!choice.constraint.active()) return logits;
+  masker_.Mask(choice.constraint.matcher(), logits, masked_logits_);
+  return masked_logits_;
 }
 
 // n > 1: every choice samples its first token from choice 0's prompt logits with its own
@@ -239,16 +260,14 @@ void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const flo
   children_.clear();
   for (int32_t i = 1; i < request.num_choices(); ++i) {
     Choice& choice = request.choice(i);
-    const int32_t token = Sample(choice.sampler, logits);
-    if (request.AppendToken(choice, token, LogProbs(request, logits, token))) {
+    if (TakeToken(request, choice, logits)) {
       scheduler_.Finish(choice.seq);
     } else {
       children_.push_back(&choice.seq);
     }
   }
   Choice& parent = request.choice(0);
-  const int32_t token = Sample(parent.sampler, logits);
-  const bool parent_finished = request.AppendToken(parent, token, LogProbs(request, logits, token));
+  const bool parent_finished = TakeToken(request, parent, logits);
   scheduler_.Fork(parent.seq, children_);
   request.set_forked();
   if (parent_finished) scheduler_.Finish(parent.seq);
@@ -260,12 +279,15 @@ int32_t Engine::Sample(SequenceSampler& sampler, std::span<const float> logits) 
   return sampler.Sample(sample_logits_, sampler_scratch_);
 }
 
-// Log-probabilities come from the raw logits, before penalties and temperature (as OpenAI
-// and vLLM report them).
+// Log-probabilities come from the logits before penalties and temperature (as OpenAI and
+// vLLM report them), but after a constraint's mask: a constrained choice reports the
+// distribution it was sampled from, renormalized over the allowed tokens (as vLLM's
+// processed logprobs do), so disallowed tokens never show among the alternatives.
 const TokenLogProbs* Engine::LogProbs(const RequestState& request, std::span<const float> logits,
                                       int32_t token) {
   if (request.request().top_logprobs < 0) return nullptr;
   ComputeLogProbs(logits, token, request.request().top_logprobs, &logprobs_);
+  std::erase_if(logprobs_.top, [](const TokenLogProb& entry) { return entry.logprob == -INFINITY; });
   return &logprobs_;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/constraint_masker.h"
 #include "engine/engine_client.h"
 #include "engine/model_runner.h"
 #include "engine/request_queue.h"
@@ -77,6 +78,8 @@ class Engine final : public EngineClient {
   void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
+  bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);
+  std::span<const float> Constrain(const Choice& choice, std::span<const float> logits);
   int32_t Sample(SequenceSampler& sampler, std::span<const float> logits);
   const TokenLogProbs* LogProbs(const RequestState& request, std::span<const float> logits,
                                 int32_t token);
@@ -93,6 +96,9 @@ class Engine final : public EngineClient {
   const int32_t num_kv_blocks_;
   const int32_t vocab_size_;
   std::vector<int32_t> eos_token_ids_;  // tokenizer's ∪ model config's
+  // Token masks for constrained requests. Its vocabulary is immutable (client threads read
+  // it in Submit); its mask caches are engine-thread state.
+  ConstraintMasker masker_;
 
   // Engine-thread state.
   KvCacheManager kv_;
@@ -104,6 +110,7 @@ class Engine final : public EngineClient {
   std::vector<RequestState*> touched_;  // requests with news for the next Publish
   std::vector<Sequence*> children_;     // reused by SampleFirstTokensAndFork
   std::vector<float> sample_logits_;    // [vocab_size]: a row for the sampler to edit
+  std::vector<float> masked_logits_;    // [vocab_size]: a constrained choice's masked row
   SamplerScratch sampler_scratch_;
   TokenLogProbs logprobs_;
   int64_t num_steps_ = 0;

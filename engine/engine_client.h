@@ -15,6 +15,8 @@
 
 namespace surge {
 
+class CompiledGrammar;  // engine/constraint: immutable, shared by the requests that use it
+
 using RequestId = uint64_t;
 
 enum class FinishReason { kStop, kLength, kAbort };
@@ -35,6 +37,12 @@ struct EngineRequest {
   int32_t top_logprobs = -1;  // -1: no logprobs; k >= 0: the chosen token's and k alternatives
   bool skip_special_tokens = true;
   int32_t priority = 0;       // lower is more urgent (used by the priority policy)
+  // Structured output: every choice's output is held to this grammar (token masks before
+  // any sampling rule) and stops ("stop") once nothing more can follow; null: free output.
+  std::shared_ptr<const CompiledGrammar> constraint;
+  // >= 0: the constraint applies only after this token was generated (the reasoning
+  // parser's "</think>"); the tokens up to and including it are free.
+  int32_t constraint_start_token_id = -1;
 };
 
 struct TokenLogprob {

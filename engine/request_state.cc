@@ -21,14 +21,16 @@ Choice::Choice(const EngineRequest& request, const SamplingParams& sampling,
                const Tokenizer& tokenizer)
     : sampler(sampling, request.prompt_ids),
       detokenizer(tokenizer, request.prompt_ids, request.skip_special_tokens),
-      stop_matcher(request.stop.stop) {}
+      stop_matcher(request.stop.stop),
+      constraint(request.constraint, request.constraint_start_token_id) {}
 
 RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
                            SequenceId first_sequence_id, const Tokenizer& tokenizer,
-                           std::shared_ptr<RequestChannel> channel)
+                           const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel)
     : id_(id),
       request_(std::move(request)),
       stop_token_ids_(std::move(stop_token_ids)),
+      vocabulary_(vocabulary),
       channel_(std::move(channel)),
       num_unfinished_(request_.n) {
   const int32_t num_prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
@@ -60,6 +62,7 @@ void RequestState::SetArrivalTime(double seconds) {
 bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs) {
   choice.seq.token_ids.push_back(token);
   choice.sampler.Accept(token);
+  const bool complete = choice.constraint.Accept(vocabulary_, token);
   choice.delta.token_ids.push_back(token);
   if (logprobs != nullptr) choice.delta.logprobs.push_back(ToOutput(*logprobs));
   ++num_completion_tokens_;
@@ -69,7 +72,7 @@ bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProb
   }
   StopStringMatcher::Result text = choice.stop_matcher.Add(choice.detokenizer.Add(token));
   choice.delta.text += text.text;
-  if (text.stopped) return Finish(choice, FinishReason::kStop);
+  if (text.stopped || complete) return Finish(choice, FinishReason::kStop);
   if (choice.seq.num_output_tokens() >= request_.stop.max_tokens) {
     return Finish(choice, FinishReason::kLength);
   }

@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/choice_constraint.h"
+#include "engine/constraint/token_vocabulary.h"
 #include "engine/detokenizer.h"
 #include "engine/engine_client.h"
 #include "engine/request_channel.h"
@@ -26,6 +28,7 @@ struct Choice {
   SequenceSampler sampler;
   Detokenizer detokenizer;
   StopStringMatcher stop_matcher;
+  ChoiceConstraint constraint;  // request.constraint's matcher (inactive without one)
   ChoiceDelta delta;  // news since the last publish
   bool finished = false;
 };
@@ -36,9 +39,10 @@ class RequestState {
   // seed + i (vLLM's convention for n > 1: choice i samples as a request with that seed
   // would). Choice 0 prefills the prompt; the others fork from it (kForkPending).
   // `stop_token_ids`: EOS ids (unless ignore_eos) and the request's stop_token_ids.
+  // `vocabulary` (borrowed) turns tokens into bytes for a constraint's matchers.
   RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
                SequenceId first_sequence_id, const Tokenizer& tokenizer,
-               std::shared_ptr<RequestChannel> channel);
+               const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel);
 
   RequestId id() const { return id_; }
   const EngineRequest& request() const { return request_; }
@@ -57,9 +61,10 @@ class RequestState {
   // Whether the engine already listed this request for the next publish.
   bool touched = false;
 
-  // Appends a sampled token to `choice` and applies the stop rules in vLLM's order: a stop
-  // token (EOS or stop_token_ids: kept in token_ids, not in the text), a stop string (the
-  // text before it is emitted, the rest never), max_tokens. `logprobs` may be null.
+  // Appends a sampled token to `choice`, advances its constraint, and applies the stop
+  // rules in vLLM's order: a stop token (EOS or stop_token_ids: kept in token_ids, not in
+  // the text), a stop string (the text before it is emitted, the rest never), a complete
+  // constrained output ("stop"), max_tokens. `logprobs` may be null.
   // Returns true when the choice has finished; the caller then frees its sequence.
   bool AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs);
 
@@ -78,6 +83,7 @@ class RequestState {
   const RequestId id_;
   const EngineRequest request_;
   const std::vector<int32_t> stop_token_ids_;
+  const TokenVocabulary& vocabulary_;
   std::shared_ptr<RequestChannel> channel_;
   std::vector<std::unique_ptr<Choice>> choices_;  // [n]; stable addresses for the scheduler
   int32_t num_unfinished_ = 0;

@@ -69,6 +69,10 @@ Status SamplingParams::Validate() const {
   if (!(frequency_penalty >= -2 && frequency_penalty <= 2)) {
     return OutOfRange("frequency_penalty", "in [-2, 2]", frequency_penalty);
   }
+  for (const auto& [token, bias] : logit_bias) {
+    if (token < 0) return OutOfRange("logit_bias token", ">= 0", token);
+    if (!(bias >= -100 && bias <= 100)) return OutOfRange("logit_bias", "in [-100, 100]", bias);
+  }
   return OkStatus();
 }
 
@@ -134,6 +138,9 @@ void SequenceSampler::Accept(int32_t token) {
 
 void SequenceSampler::ApplyPenalties(std::span<float> logits) const {
   const auto in_vocab = [&](int32_t token) { return token >= 0 && size_t(token) < logits.size(); };
+  for (const auto& [token, bias] : params_.logit_bias) {
+    if (in_vocab(token)) logits[token] += bias;
+  }
   if (params_.repetition_penalty != 1.0) {
     const float penalty = static_cast<float>(params_.repetition_penalty);
     // Divide positive logits and multiply the rest, so "seen" always means less likely.

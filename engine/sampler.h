@@ -2,6 +2,8 @@
 // top-p, min-p, repetition/presence/frequency penalties) with a per-request seeded RNG.
 //
 // The order is vLLM's, so that a request means the same here as there:
+//   0. logit bias (OpenAI's logit_bias): added to the raw logits of its tokens, before
+//      anything else, so that -100 bans a token and +100 all but forces it, greedy too.
 //   1. repetition penalty over tokens of the prompt AND the output (logit > 0: /p, else *p);
 //      it is a multiplicative "seen before" penalty (CTRL paper), applied once per token.
 //   2. frequency and presence penalties over output tokens only (OpenAI's definition):
@@ -29,6 +31,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -44,6 +47,7 @@ struct SamplingParams {
   double presence_penalty = 0.0;    // [-2, 2], as OpenAI
   double frequency_penalty = 0.0;   // [-2, 2], as OpenAI
   std::optional<uint64_t> seed;     // absent: seeded from std::random_device
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token >= 0, bias in [-100, 100])
 
   // InvalidArgument naming the first parameter out of range.
   Status Validate() const;
@@ -95,7 +99,7 @@ class SequenceSampler {
   int32_t Sample(std::span<float> logits) { return Sample(logits, own_scratch_); }
   void Accept(int32_t token);
 
-  // Steps 1 and 2 above, in place. Ids outside the logits (e.g. prompt tokens the model's
+  // Steps 0 to 2 above, in place. Ids outside the logits (e.g. prompt tokens the model's
   // vocabulary lacks) are ignored.
   void ApplyPenalties(std::span<float> logits) const;
 

@@ -271,6 +271,33 @@ TEST(SamplerTest, AllPenaltiesInOrderAndGreedySeesThem) {
   EXPECT_EQ(sampler.Sample(logits), 0);  // id 3 led before the penalties
 }
 
+TEST(SamplerTest, LogitBiasComesFirstAndSteersGreedyAndSampling) {
+  SamplingParams params;
+  params.temperature = 0;
+  params.repetition_penalty = 2.0;
+  params.logit_bias = {{2, 3.0f}, {9999, 50.0f}};  // 9999: outside the logits, ignored
+  SequenceSampler greedy(params, std::vector<int32_t>{2});
+  std::vector<float> logits = {2.0f, -1.0f, 0.5f, 3.0f, -2.0f};
+  std::vector<float> copy = logits;
+  greedy.ApplyPenalties(copy);
+  // Bias first (0.5 + 3), then the repetition penalty on the prompt token (3.5 / 2).
+  EXPECT_EQ(copy, (std::vector<float>{2.0f, -1.0f, 1.75f, 3.0f, -2.0f}));
+  params.repetition_penalty = 1.0;
+  params.logit_bias = {{4, 100.0f}};
+  std::vector<float> forced = logits;
+  EXPECT_EQ(SequenceSampler(params, {}).Sample(forced), 4);
+  params.temperature = 1.0;
+  params.seed = 3;
+  params.logit_bias = {{0, -100.0f}, {3, -100.0f}};
+  SequenceSampler sampled(params, {});
+  for (int i = 0; i < 200; ++i) {
+    std::vector<float> row = logits;
+    const int32_t token = sampled.Sample(row);
+    EXPECT_NE(token, 0);
+    EXPECT_NE(token, 3);
+  }
+}
+
 TEST(SamplerTest, TokenCountsGrow) {
   TokenCounts counts;
   for (int32_t round = 0; round < 3; ++round) {
@@ -317,6 +344,8 @@ TEST(SamplerTest, ValidateNamesTheParameter) {
       {[](SamplingParams& p) { p.repetition_penalty = 0; }, "repetition_penalty must be > 0"},
       {[](SamplingParams& p) { p.presence_penalty = 2.5; }, "presence_penalty must be in [-2, 2]"},
       {[](SamplingParams& p) { p.frequency_penalty = -3; }, "frequency_penalty must be in [-2, 2]"},
+      {[](SamplingParams& p) { p.logit_bias = {{3, 100.5f}}; }, "logit_bias must be in [-100, 100]"},
+      {[](SamplingParams& p) { p.logit_bias = {{-1, 1.0f}}; }, "logit_bias token must be >= 0"},
   };
   for (const Case& c : cases) {
     SamplingParams params;

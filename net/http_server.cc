@@ -105,8 +105,25 @@ void ServerCore::OnAccept(const error_code& ec, tcp::socket socket) {
   Accept();
 }
 
+// The exact route, else the longest "/*" prefix route that `path` extends.
+ServerCore::RouteMap::const_iterator ServerCore::FindRoute(const std::string& path) const {
+  auto exact = routes_.find(path);
+  if (exact != routes_.end()) return exact;
+  auto best = routes_.end();
+  for (auto it = routes_.begin(); it != routes_.end(); ++it) {
+    const std::string& pattern = it->first;
+    if (!pattern.ends_with("/*")) continue;
+    const std::string_view prefix(pattern.data(), pattern.size() - 1);
+    if (path.size() > prefix.size() && path.starts_with(prefix) &&
+        (best == routes_.end() || pattern.size() > best->first.size())) {
+      best = it;
+    }
+  }
+  return best;
+}
+
 void ServerCore::HandleRequest(HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
-  auto path = routes_.find(request.path);
+  auto path = FindRoute(request.path);
   if (path == routes_.end()) {
     writer->SendError(404, "no route for " + request.path.substr(0, kMaxPathInErrorBytes));
     return;

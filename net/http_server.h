@@ -44,8 +44,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Exact path match. Register before Start. An unknown path answers 404, a known path
-  // with another method 405 (both with a JSON error body).
+  // Exact path match, or a prefix when `path` ends in "/*" ("/v1/models/*" takes
+  // "/v1/models/a/b" but not "/v1/models/"; the handler reads request.path). The exact
+  // match wins, then the longest prefix. Register before Start. An unknown path answers
+  // 404, a known path with another method 405 (both with a JSON error body).
   void Route(std::string method, std::string path, Handler handler);
 
   // Binds, listens and starts the io thread; returns once connections are accepted.

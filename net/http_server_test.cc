@@ -58,11 +58,26 @@ TEST(HttpServerTest, UnknownPathIs404AndWrongMethodIs405) {
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, 404);
   EXPECT_EQ(missing->headers.Get("Content-Type"), "application/json");
-  EXPECT_NE(missing->body.find("\"code\":404"), std::string::npos) << missing->body;
+  EXPECT_NE(missing->body.find(R"("type":"not_found_error","param":null,"code":"unknown_url")"), std::string::npos)
+      << missing->body;
   StatusOr<HttpResponse> wrong = Fetch("DELETE", UrlFor(*server, "/hello"));
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ(wrong->status, 405);
   EXPECT_EQ(wrong->headers.Get("Allow"), "GET");
+  EXPECT_NE(wrong->body.find(R"("code":"method_not_allowed")"), std::string::npos) << wrong->body;
+}
+
+TEST(HttpServerTest, PrefixRoutesTakeTheRestOfThePath) {
+  HttpServer server;
+  server.Route("GET", "/v1/models", [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(200, {}, "list"); });
+  server.Route("GET", "/v1/models/*", [](HttpRequest request, std::shared_ptr<ResponseWriter> w) {
+    w->Send(200, {}, "one " + request.path);
+  });
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(Fetch("GET", UrlFor(server, "/v1/models"))->body, "list");
+  EXPECT_EQ(Fetch("GET", UrlFor(server, "/v1/models/org/name"))->body, "one /v1/models/org/name");
+  EXPECT_EQ(Fetch("GET", UrlFor(server, "/v1/models/"))->status, 404) << "an empty rest is no match";
+  EXPECT_EQ(Fetch("POST", UrlFor(server, "/v1/models/x"))->status, 405);
 }
 
 TEST(HttpServerTest, OversizedBodyIs413BeforeTheBodyIsRead) {

@@ -16,6 +16,22 @@ std::string_view ErrorType(int status) {
   return "invalid_request_error";
 }
 
+// OpenAI's error codes are strings (or null), never the HTTP status: SDKs read them as
+// strings. These name what the HTTP layer itself refuses.
+std::string_view ErrorCode(int status) {
+  switch (status) {
+    case 400: return "invalid_request_error";
+    case 404: return "unknown_url";
+    case 405: return "method_not_allowed";
+    case 408: return "request_timeout";
+    case 413: return "request_too_large";
+    case 431: return "request_header_too_large";
+    case 429: return "rate_limit_exceeded";
+    case 503: return "service_unavailable";
+    default: return status >= 500 ? "internal_error" : "invalid_request_error";
+  }
+}
+
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -109,7 +125,9 @@ std::string ErrorJson(int status, std::string_view message) {
   json += JsonEscape(message);
   json += "\",\"type\":\"";
   json += ErrorType(status);
-  json += "\",\"code\":" + std::to_string(status) + "}}";
+  json += "\",\"param\":null,\"code\":\"";
+  json += ErrorCode(status);
+  json += "\"}}";
   return json;
 }
 

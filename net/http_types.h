@@ -61,8 +61,9 @@ struct HttpResponse {
 // "OK", "Not Found", ...; "Unknown" for codes without a standard phrase.
 std::string_view StatusReason(int status);
 
-// {"error":{"message":...,"type":...,"code":status}}: the OpenAI-style error body that
-// every JSON API error of the server uses, so that clients parse one shape.
+// {"error":{"message":...,"type":...,"param":null,"code":"request_too_large"}}: OpenAI's
+// error body, for what the HTTP layer refuses itself (404, 405, 413, 431, ...), so that
+// clients parse one shape.
 std::string ErrorJson(int status, std::string_view message);
 
 // JSON string literal body (no quotes) for `text`: escapes quotes, backslashes, controls.

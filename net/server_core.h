@@ -64,7 +64,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_retry_timer_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
-  std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
+  using RouteMap = std::map<std::string, std::map<std::string, Handler>>;  // path -> method -> handler
+  RouteMap::const_iterator FindRoute(const std::string& path) const;
+  RouteMap routes_;
   std::unordered_map<uint64_t, std::weak_ptr<ServerConnection>> connections_;  // io thread
   uint64_t next_connection_id_ = 1;
   std::shared_mutex post_mu_;

@@ -22,4 +22,8 @@ struct Url {
 // fragment is dropped. "https" is UNIMPLEMENTED; anything malformed is INVALID_ARGUMENT.
 StatusOr<Url> ParseUrl(std::string_view url);
 
+// "%2F" -> "/": the path segment as the client meant it. A '%' not followed by two hex
+// digits stays as it is.
+std::string PercentDecode(std::string_view text);
+
 }  // namespace surge::net

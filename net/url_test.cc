@@ -47,5 +47,12 @@ TEST(UrlTest, RejectsMalformedUrls) {
   EXPECT_EQ(ParseUrl("https://host/").status().code(), StatusCode::kUnimplemented);
 }
 
+TEST(UrlTest, PercentDecode) {
+  EXPECT_EQ(PercentDecode("deepseek-ai%2FDeepSeek-V3"), "deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ(PercentDecode("a%20b%41"), "a bA");
+  EXPECT_EQ(PercentDecode("100%"), "100%");
+  EXPECT_EQ(PercentDecode("%zz%4"), "%zz%4");
+}
+
 }  // namespace
 }  // namespace surge::net

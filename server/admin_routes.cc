@@ -1,20 +1,39 @@
-// GET /v1/models, /health and /metrics.
+// GET /v1/models, /v1/models/{id}, /health and /metrics.
 #include "api/response_common.h"
+#include "net/url.h"
 #include "server/routes.h"
 
 namespace surge {
 
-void HandleModels(ServerContext& context, Writer writer) {
+namespace {
+
+api::Json ModelObject(const ServerContext& context) {
   static const int64_t kCreated = api::UnixSeconds();  // when the server came up
-  api::Json model = {{"id", context.options.served_model_name},
-                     {"object", "model"},
-                     {"created", kCreated},
-                     {"owned_by", "surge"},
-                     {"root", context.options.served_model_name},
-                     {"parent", nullptr},
-                     {"max_model_len", context.prompts.max_model_len()}};
-  api::Json body = {{"object", "list"}, {"data", api::Json::array({std::move(model)})}};
+  return {{"id", context.options.served_model_name},
+          {"object", "model"},
+          {"created", kCreated},
+          {"owned_by", "surge"},
+          {"root", context.options.served_model_name},
+          {"parent", nullptr},
+          {"max_model_len", context.prompts.max_model_len()}};
+}
+
+}  // namespace
+
+void HandleModels(ServerContext& context, Writer writer) {
+  api::Json body = {{"object", "list"}, {"data", api::Json::array({ModelObject(context)})}};
   context.Reply(*writer, "/v1/models", 200, api::Dump(body));
+}
+
+// GET /v1/models/{id}: ids may hold slashes ("deepseek-ai/DeepSeek-V3"), so the id is the
+// whole rest of the path, percent-decoded as OpenAI's clients encode it.
+void HandleModel(ServerContext& context, const net::HttpRequest& http, Writer writer) {
+  const std::string id = net::PercentDecode(std::string_view(http.path).substr(std::string_view(kModelsPrefix).size()));
+  if (id != context.options.served_model_name) {
+    return context.ReplyError(
+        *writer, "/v1/models", api::ApiError{NotFoundError("The model `" + id + "` does not exist."), "model", "model_not_found"});
+  }
+  context.Reply(*writer, "/v1/models", 200, api::Dump(ModelObject(context)));
 }
 
 // 200 only when the engine runs and the server is not shutting down, so that a load

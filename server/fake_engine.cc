@@ -96,6 +96,11 @@ FakeEngine::Submitted FakeEngine::submitted(size_t i) {
   return submitted_.at(i);
 }
 
+size_t FakeEngine::num_submitted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return submitted_.size();
+}
+
 std::vector<RequestId> FakeEngine::cancelled() {
   std::lock_guard<std::mutex> lock(mu_);
   return cancelled_;

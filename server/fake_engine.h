@@ -50,6 +50,7 @@ class FakeEngine : public EngineClient {
   bool WaitForSubmitted(size_t count);
   bool WaitForCancelled(size_t count);
   Submitted submitted(size_t i);
+  size_t num_submitted();
   std::vector<RequestId> cancelled();
 
  private:

@@ -4,6 +4,7 @@
 
 #include "api/chat_request.h"
 #include "api/completion_request.h"
+#include "engine/constraint/constraint.h"
 #include "server/routes.h"
 
 namespace surge {
@@ -15,7 +16,7 @@ constexpr char kChat[] = "/v1/chat/completions";
 api::ApiResult<EngineRequest> MakeEngineRequest(const ServerContext& context, std::vector<int32_t> prompt_ids,
                                                 const api::GenerationParams& params, std::string_view prompt_param) {
   api::ApiResult<int32_t> max_tokens =
-      context.prompts.ResolveMaxTokens(prompt_ids.size(), params.max_tokens, prompt_param);
+      context.prompts.ResolveMaxTokens(prompt_ids.size(), params.max_tokens, prompt_param, params.max_tokens_param);
   if (!max_tokens.ok()) return max_tokens.error();
   EngineRequest request;
   request.prompt_ids = std::move(prompt_ids);
@@ -28,6 +29,14 @@ api::ApiResult<EngineRequest> MakeEngineRequest(const ServerContext& context, st
   sampling.presence_penalty = params.presence_penalty;
   sampling.frequency_penalty = params.frequency_penalty;
   if (params.seed) sampling.seed = static_cast<uint64_t>(*params.seed);
+  const int32_t vocab_size = context.prompts.tokenizer().vocab_size();
+  for (const auto& [token, bias] : params.logit_bias) {
+    if (token >= vocab_size) {
+      return api::InvalidParam("logit_bias", "logit_bias names token " + std::to_string(token) +
+                                                 ", outside the vocabulary of " + std::to_string(vocab_size) + " tokens");
+    }
+    sampling.logit_bias.emplace_back(token, static_cast<float>(bias));
+  }
   request.stop.max_tokens = *max_tokens;
   request.stop.stop = params.stop;
   request.stop.stop_token_ids = params.stop_token_ids;
@@ -37,6 +46,32 @@ api::ApiResult<EngineRequest> MakeEngineRequest(const ServerContext& context, st
   request.skip_special_tokens = params.skip_special_tokens;
   request.priority = params.priority;
   return request;
+}
+
+ConstraintSpec ToConstraintSpec(const api::OutputConstraint& constraint) {
+  ConstraintSpec spec;
+  switch (constraint.kind) {
+    case api::OutputConstraintKind::kNone:
+    case api::OutputConstraintKind::kJsonObject: spec.kind = ConstraintKind::kJsonObject; break;
+    case api::OutputConstraintKind::kJsonSchema: spec.kind = ConstraintKind::kJsonSchema; break;
+    case api::OutputConstraintKind::kRegex: spec.kind = ConstraintKind::kRegex; break;
+    case api::OutputConstraintKind::kChoice: spec.kind = ConstraintKind::kChoice; break;
+    case api::OutputConstraintKind::kGrammar: spec.kind = ConstraintKind::kGrammar; break;
+  }
+  spec.text = constraint.text;
+  spec.choices = constraint.choices;
+  return spec;
+}
+
+// The request's output constraint, compiled through the server's cache (null: none). A
+// compile error is a 400 on the field the constraint came from, in the compiler's words
+// ("json_schema: keyword 'not' is not supported (at #/properties/x)").
+api::ApiResult<std::shared_ptr<const CompiledGrammar>> CompileOutputConstraint(
+    ServerContext& context, const api::OutputConstraint& constraint) {
+  if (constraint.kind == api::OutputConstraintKind::kNone) return std::shared_ptr<const CompiledGrammar>();
+  StatusOr<std::shared_ptr<const CompiledGrammar>> compiled = context.constraints.Get(ToConstraintSpec(constraint));
+  if (!compiled.ok()) return api::InvalidParam(constraint.param, std::string(compiled.status().message()));
+  return std::move(compiled).value();
 }
 
 // X-Priority (a tier name or an integer) overrides the body's `priority`: a gateway sets
@@ -72,19 +107,49 @@ GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParam
   return spec;
 }
 
-// Under --reasoning-parser the think tags must reach the parser as text. Where the
-// tokenizer marks one special, skip_special_tokens would drop it, so such a choice is
-// decoded with its special tokens (as vLLM's parsers whose markers are special tokens
-// do); stop tokens such as EOS still never show.
+// A parser's markers must reach it as text. Where the tokenizer marks one special,
+// skip_special_tokens would drop it, so such a choice is decoded with its special tokens
+// (as vLLM's parsers whose markers are special tokens do); stop tokens such as EOS still
+// never show.
+void DecodeMarkers(const Tokenizer& tokenizer, const std::vector<std::string_view>& markers, EngineRequest* request) {
+  for (std::string_view marker : markers) {
+    std::optional<int32_t> id = tokenizer.TokenToId(marker);
+    if (id && tokenizer.IsSpecial(*id)) request->skip_special_tokens = false;
+  }
+}
+
 void PrepareReasoning(const ServerContext& context, EngineRequest* request, GenerationSpec* spec) {
   if (context.options.reasoning_parser == ReasoningParserKind::kNone) return;
   const Tokenizer& tokenizer = context.prompts.tokenizer();
   spec->parse_reasoning = true;
   spec->think_end_token_id = tokenizer.TokenToId(kThinkCloseTag);
-  for (std::string_view tag : {kThinkOpenTag, kThinkCloseTag}) {
-    std::optional<int32_t> id = tokenizer.TokenToId(tag);
-    if (id && tokenizer.IsSpecial(*id)) request->skip_special_tokens = false;
+  DecodeMarkers(tokenizer, {kThinkOpenTag, kThinkCloseTag}, request);
+}
+
+// tool_choice "required" and a named function force the output into a call, which needs
+// constrained decoding (a JSON-schema constraint on the sampler). Until the engine has
+// it they are refused here; switching them on means building that constraint here.
+std::optional<api::ApiError> CheckToolChoice(const api::ToolChoice& choice) {
+  if (choice.mode != api::ToolChoiceMode::kRequired && choice.mode != api::ToolChoiceMode::kFunction) {
+    return std::nullopt;
   }
+  const std::string what = choice.mode == api::ToolChoiceMode::kRequired ? "tool_choice \"required\""
+                                                                          : "a named function in tool_choice";
+  return api::InvalidParam("tool_choice", what + " needs constrained decoding, which this server does not support "
+                                                 "yet; use \"auto\" or \"none\"");
+}
+
+// Tools given and tool_choice auto: each choice is parsed for calls under the server's
+// --tool-call-parser. tool_choice none renders the tools all the same (as vLLM does by
+// default) but never parses; with parser none, tool_choice auto returns plain text.
+void PrepareTools(const ServerContext& context, const api::ChatCompletionRequest& chat, EngineRequest* request,
+                  GenerationSpec* spec) {
+  const ToolCallParserKind kind = context.options.tool_call_parser;
+  const bool has_tools = chat.input.tools.is_array() && !chat.input.tools.empty();
+  if (!has_tools || chat.tool_choice.mode != api::ToolChoiceMode::kAuto || kind == ToolCallParserKind::kNone) return;
+  spec->tool_parser = kind;
+  spec->parallel_tool_calls = chat.parallel_tool_calls;
+  DecodeMarkers(context.prompts.tokenizer(), ToolCallMarkers(kind), request);
 }
 
 // Starts the generation; a refusal (draining 503, full queue 429, too large 400) is
@@ -108,6 +173,8 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
   api::CompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kCompletions, *error);
   if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kCompletions, *error);
+  auto constraint = CompileOutputConstraint(context, request.params.constraint);
+  if (!constraint.ok()) return context.ReplyError(*writer, kCompletions, constraint.error());
   std::vector<EngineRequest> requests;
   for (const api::CompletionPrompt& prompt : request.prompts) {
     api::ApiResult<std::vector<int32_t>> ids = context.prompts.FromCompletionPrompt(prompt, request.add_special_tokens);
@@ -116,6 +183,7 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
     api::ApiResult<EngineRequest> engine_request =
         MakeEngineRequest(context, std::move(ids).value(), request.params, "prompt");
     if (!engine_request.ok()) return context.ReplyError(*writer, kCompletions, engine_request.error());
+    engine_request->constraint = *constraint;
     requests.push_back(std::move(engine_request).value());
   }
   Launch(context, MakeSpec(context, request.params, /*chat=*/false, arrival), std::move(requests), std::move(writer));
@@ -128,6 +196,9 @@ void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http,
   api::ChatCompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kChat, *error);
   if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kChat, *error);
+  if (auto error = CheckToolChoice(request.tool_choice)) return context.ReplyError(*writer, kChat, *error);
+  auto constraint = CompileOutputConstraint(context, request.params.constraint);
+  if (!constraint.ok()) return context.ReplyError(*writer, kChat, constraint.error());
   api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);
   if (!prompt.ok()) return context.ReplyError(*writer, kChat, prompt.error());
   api::ApiResult<EngineRequest> engine_request =
@@ -135,6 +206,13 @@ void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http,
   if (!engine_request.ok()) return context.ReplyError(*writer, kChat, engine_request.error());
   GenerationSpec spec = MakeSpec(context, request.params, /*chat=*/true, arrival);
   PrepareReasoning(context, &*engine_request, &spec);
+  PrepareTools(context, request, &*engine_request, &spec);
+  engine_request->constraint = *constraint;
+  // Under a reasoning parser the answer -- what the constraint is about -- starts after
+  // "</think>"; where that is not one token the constraint holds from the first token.
+  if (spec.parse_reasoning && spec.think_end_token_id) {
+    engine_request->constraint_start_token_id = *spec.think_end_token_id;
+  }
   std::vector<EngineRequest> requests;
   requests.push_back(std::move(engine_request).value());
   Launch(context, std::move(spec), std::move(requests), std::move(writer));

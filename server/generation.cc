@@ -45,6 +45,7 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
     prompts_.push_back(std::move(prompt));
   }
   choices_.resize(prompts_.size() * spec_.n);
+  for (ChoiceState& choice : choices_) choice.tool_parser = MakeToolCallParser(spec_.tool_parser);
   if (spec_.stream) {
     context_.metrics.CountRequest(spec_.endpoint, 200);
     writer_->StartStream(200, net::SseHeaders());
@@ -119,19 +120,38 @@ void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse)
   if (delta.finish_reason) out.finish_reason = FinishReasonName(*delta.finish_reason);
   choice.num_chars += NumChars(out.text);
   if (spec_.parse_reasoning) SplitReasoningDelta(choice, delta, &out);
+  if (choice.tool_parser) SplitToolCalls(choice, &out);
   if (!spec_.stream) {
     choice.text += out.text;
     if (out.reasoning) choice.reasoning += *out.reasoning;
+    for (api::ToolCallOutput& call : out.tool_calls) choice.tool_calls.push_back(std::move(call));
     if (out.logprobs) choice.logprobs.insert(choice.logprobs.end(), out.logprobs->begin(), out.logprobs->end());
     if (out.finish_reason) choice.finish_reason = out.finish_reason;
     return;
   }
   // Tokens held back (a possible stop string, a split character) still show in logprobs.
   const bool news = !out.text.empty() || (out.reasoning && !out.reasoning->empty()) || out.finish_reason ||
-                    (out.logprobs && !out.logprobs->empty());
+                    (out.logprobs && !out.logprobs->empty()) || !out.tool_calls.empty();
   if (!news) return;
-  *sse += net::EncodeSseData(spec_.chat ? api::ChatChunkJson(spec_.meta, out, spec_.include_usage)
-                                        : api::CompletionChunkJson(spec_.meta, out, spec_.include_usage));
+  if (!spec_.chat) return void(*sse += net::EncodeSseData(api::CompletionChunkJson(spec_.meta, out, spec_.include_usage)));
+  for (const std::string& chunk : api::ChatChunksJson(spec_.meta, out, spec_.include_usage)) {
+    *sse += net::EncodeSseData(chunk);
+  }
+}
+
+void Generation::SplitToolCalls(ChoiceState& choice, api::ChoiceOutput* out) const {
+  ToolCallDelta parts = choice.tool_parser->Add(out->text);
+  if (out->finish_reason) parts.Append(choice.tool_parser->Finish());
+  out->text = std::move(parts.content);
+  for (ToolCall& call : parts.calls) {
+    // parallel_tool_calls false: the first call only; later ones are dropped, text and all.
+    if (!spec_.parallel_tool_calls && call.index > 0) continue;
+    out->tool_calls.push_back({call.index, std::move(call.id), std::move(call.name), std::move(call.arguments)});
+  }
+  choice.num_tool_calls += out->tool_calls.size();
+  // As OpenAI: a choice that ended on its own (not cut by max_tokens) after calling tools
+  // finishes with "tool_calls".
+  if (out->finish_reason == "stop" && choice.num_tool_calls > 0) out->finish_reason = "tool_calls";
 }
 
 void Generation::SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& delta, api::ChoiceOutput* out) const {
@@ -218,10 +238,13 @@ void Generation::FinishWhole(const api::Usage& usage) {
   std::vector<api::ChoiceOutput> choices;
   for (size_t i = 0; i < choices_.size(); ++i) {
     ChoiceState& state = choices_[i];
-    api::ChoiceOutput out{static_cast<int32_t>(i), std::move(state.text), std::nullopt, 0, state.finish_reason,
-                          std::nullopt};
+    api::ChoiceOutput out;
+    out.index = static_cast<int32_t>(i);
+    out.text = std::move(state.text);
+    out.finish_reason = state.finish_reason;
     if (spec_.logprobs) out.logprobs = std::move(state.logprobs);
     if (spec_.parse_reasoning) out.reasoning = std::move(state.reasoning);
+    out.tool_calls = std::move(state.tool_calls);
     choices.push_back(std::move(out));
   }
   context_.Reply(*writer_, spec_.endpoint, 200,

@@ -21,6 +21,7 @@
 #include "net/response_writer.h"
 #include "server/reasoning_parser.h"
 #include "server/server_context.h"
+#include "server/tool_call_parser.h"
 
 namespace surge {
 
@@ -40,6 +41,11 @@ struct GenerationSpec {
   // content; with the id of "</think>" (when it is one token) reasoning tokens are counted.
   bool parse_reasoning = false;
   std::optional<int32_t> think_end_token_id;
+  // Chat with tools and tool_choice auto under --tool-call-parser: each choice's answer
+  // (after any reasoning) is parsed for tool calls; false parallel_tool_calls keeps only
+  // the first call of each choice.
+  ToolCallParserKind tool_parser = ToolCallParserKind::kNone;
+  bool parallel_tool_calls = true;
 };
 
 class Generation : public std::enable_shared_from_this<Generation> {
@@ -63,6 +69,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
     std::string reasoning;             // whole responses only
     int64_t num_reasoning_tokens = 0;  // tokens before "</think>"
     bool thinking_closed = false;      // "</think>" was sampled
+    std::unique_ptr<ToolCallParser> tool_parser;  // spec.tool_parser only
+    std::vector<api::ToolCallOutput> tool_calls;  // whole responses only
+    size_t num_tool_calls = 0;
   };
   struct PromptState {
     std::shared_ptr<RequestStream> stream;
@@ -77,6 +86,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
   // Moves the thinking part of out->text into out->reasoning.
   void SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& delta, api::ChoiceOutput* out) const;
+  // Moves the tool calls in out->text into out->tool_calls.
+  void SplitToolCalls(ChoiceState& choice, api::ChoiceOutput* out) const;
   std::vector<api::TokenLogprobInfo> ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const;
   void Finish();
   void FinishStream(const api::Usage& usage);

@@ -71,6 +71,8 @@ void OpenAiServer::AddRoutes() {
   // workers are busy.
   http_->Route("GET", "/health", [&context](net::HttpRequest, Writer writer) { HandleHealth(context, writer); });
   http_->Route("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
+  http_->Route("GET", std::string(kModelsPrefix) + "*",
+               [&context](net::HttpRequest request, Writer writer) { HandleModel(context, request, writer); });
   http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
                                                                   SteadyClock::time_point) { HandleMetrics(c, w); }));
 }

@@ -1,6 +1,33 @@
 #include "server/prompt_builder.h"
 
 namespace surge {
+namespace {
+
+// The messages with every null content (an assistant turn that only calls tools) as "".
+api::Json WithEmptyContent(api::Json messages) {
+  for (api::Json& message : messages) {
+    if (message.contains("content") && message["content"].is_null()) message["content"] = "";
+  }
+  return messages;
+}
+
+// Templates disagree on tool-call history, and one message list cannot suit them all:
+// tried first as transformers wants it (arguments as objects, content null when a turn
+// only calls tools); a template that fails on that gets the arguments as the strings that
+// came (DeepSeek-V3's concatenates them and tests `content is none`), then objects with
+// content "" (Qwen3's concatenates the content). The first failure is the one reported.
+StatusOr<std::string> RenderMessages(const jinja::Template& chat_template, const api::ChatInput& input,
+                                     bool add_generation_prompt, const api::Json& extra) {
+  StatusOr<std::string> text = jinja::RenderChatTemplate(chat_template, input.messages, add_generation_prompt, extra);
+  if (text.ok() || input.string_argument_messages.is_null()) return text;
+  for (const api::Json& messages : {input.string_argument_messages, WithEmptyContent(input.messages)}) {
+    StatusOr<std::string> retry = jinja::RenderChatTemplate(chat_template, messages, add_generation_prompt, extra);
+    if (retry.ok()) return retry;
+  }
+  return text;
+}
+
+}  // namespace
 
 StatusOr<PromptBuilder> PromptBuilder::Create(const Tokenizer& tokenizer, const std::string& chat_template,
                                               int64_t max_model_len) {
@@ -34,7 +61,7 @@ api::ApiResult<std::string> PromptBuilder::Render(const api::ChatInput& input) c
                      {"tools", input.tools}};
   for (const auto& [key, value] : input.chat_template_kwargs.items()) extra[key] = value;
   const bool add_generation_prompt = input.add_generation_prompt && !input.continue_final_message;
-  StatusOr<std::string> text = jinja::RenderChatTemplate(*chat_template_, input.messages, add_generation_prompt, extra);
+  StatusOr<std::string> text = RenderMessages(*chat_template_, input, add_generation_prompt, extra);
   if (!text.ok()) return api::InvalidParam("messages", "chat template: " + text.status().message());
   if (!input.continue_final_message) return std::move(text).value();
   // As vLLM: cut the text right after the final message's content, so that generation
@@ -61,19 +88,22 @@ api::ApiResult<ChatPrompt> PromptBuilder::FromChat(const api::ChatInput& input, 
 }
 
 api::ApiResult<int32_t> PromptBuilder::ResolveMaxTokens(size_t num_prompt_tokens, std::optional<int64_t> max_tokens,
-                                                        std::string_view prompt_param) const {
+                                                        std::string_view prompt_param,
+                                                        std::string_view max_tokens_param) const {
   const int64_t num_prompt = static_cast<int64_t>(num_prompt_tokens);
   const std::string limit = "This model's maximum context length is " + std::to_string(max_model_len_) + " tokens";
   if (num_prompt >= max_model_len_) {
-    return api::InvalidParam(std::string(prompt_param),
-                             limit + ", and the prompt alone has " + std::to_string(num_prompt) +
-                                 " tokens. Shorten the prompt.");
+    return api::ApiError{InvalidArgumentError(limit + ", and the prompt alone has " + std::to_string(num_prompt) +
+                                              " tokens. Shorten the prompt."),
+                         std::string(prompt_param), kContextLengthExceeded};
   }
   if (!max_tokens) return static_cast<int32_t>(max_model_len_ - num_prompt);
   if (*max_tokens > max_model_len_ - num_prompt) {
-    return api::InvalidParam("max_tokens", limit + ". However, you requested " + std::to_string(num_prompt) +
-                                               " prompt tokens + " + std::to_string(*max_tokens) +
-                                               " max_tokens. Reduce the prompt or max_tokens.");
+    const std::string name(max_tokens_param);
+    return api::ApiError{InvalidArgumentError(limit + ". However, you requested " + std::to_string(num_prompt) +
+                                              " prompt tokens + " + std::to_string(*max_tokens) + " " + name +
+                                              ". Reduce the prompt or " + name + "."),
+                         name, kContextLengthExceeded};
   }
   return static_cast<int32_t>(*max_tokens);
 }

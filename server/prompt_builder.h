@@ -21,6 +21,8 @@ struct ChatPrompt {
   std::vector<int32_t> token_ids;
 };
 
+inline constexpr char kContextLengthExceeded[] = "context_length_exceeded";
+
 class PromptBuilder {
  public:
   // `chat_template` "" means the model has none: chat requests are then refused (400).
@@ -38,9 +40,11 @@ class PromptBuilder {
   api::ApiResult<ChatPrompt> FromChat(const api::ChatInput& input, bool add_special_tokens) const;
 
   // The max_tokens to run with: the request's own, or all that the context leaves. A
-  // prompt that fills the context, or a total past it, is a 400 that names the limit.
+  // prompt that fills the context, or a total past it, is a 400 that names the limit,
+  // with OpenAI's code context_length_exceeded and the field the request used.
   api::ApiResult<int32_t> ResolveMaxTokens(size_t num_prompt_tokens, std::optional<int64_t> max_tokens,
-                                           std::string_view prompt_param) const;
+                                           std::string_view prompt_param,
+                                           std::string_view max_tokens_param = "max_tokens") const;
 
   int64_t max_model_len() const { return max_model_len_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }

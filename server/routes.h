@@ -25,6 +25,8 @@ void HandleDetokenize(ServerContext& context, const net::HttpRequest& request, W
 
 // GET /v1/models, /health and /metrics (admin_routes.cc).
 void HandleModels(ServerContext& context, Writer writer);
+inline constexpr char kModelsPrefix[] = "/v1/models/";
+void HandleModel(ServerContext& context, const net::HttpRequest& http, Writer writer);
 void HandleHealth(ServerContext& context, Writer writer);
 void HandleMetrics(ServerContext& context, Writer writer);
 

@@ -18,9 +18,11 @@
 #include "api/request_body.h"
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
+#include "server/constraint_cache.h"
 #include "server/prompt_builder.h"
 #include "server/reasoning_parser.h"
 #include "server/server_metrics.h"
+#include "server/tool_call_parser.h"
 #include "server/task_runner.h"
 
 namespace surge {
@@ -38,6 +40,9 @@ struct ServerOptions {
   int num_workers = 2;               // threads for parsing, templates, tokens and JSON
   // Chat answers split into reasoning_content and content (--reasoning-parser).
   ReasoningParserKind reasoning_parser = ReasoningParserKind::kNone;
+  // Tool calls parsed out of chat answers when a request gives tools and tool_choice auto
+  // (--tool-call-parser); kNone: such answers stay text.
+  ToolCallParserKind tool_call_parser = ToolCallParserKind::kNone;
 };
 
 class ServerContext {
@@ -63,6 +68,7 @@ class ServerContext {
   const PromptBuilder prompts;
   const ServerOptions options;
   ServerMetrics metrics;
+  ConstraintCache constraints;         // compiled response_format / guided_* grammars
   TaskRunner runner;                   // stopped by the server before the context goes
   std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
 

@@ -73,10 +73,15 @@ Status ValidateVocab(const GgufVocab& vocab) {
 // model type's llama.cpp default when it is in range, else none (-1).
 StatusOr<int32_t> SpecialId(const std::optional<int64_t>& value, const char* key, int32_t fallback,
                             size_t num_tokens) {
-  if (!value) return fallback >= 0 && static_cast<size_t>(fallback) < num_tokens ? fallback : -1;
+  const int32_t default_id = fallback >= 0 && static_cast<size_t>(fallback) < num_tokens ? fallback : -1;
+  if (!value) return default_id;
+  // llama.cpp's converter writes UINT32_MAX for a special token the model lacks; llama.cpp
+  // warns and keeps the default, and so do we rather than refuse a real-world file.
   if (*value < 0 || static_cast<uint64_t>(*value) >= num_tokens) {
-    return InvalidArgumentError(std::string("tokenizer.ggml.") + key + " " + std::to_string(*value) +
-                                " is out of range (the vocabulary has " + std::to_string(num_tokens) + " tokens)");
+    LOG(WARNING) << "tokenizer.ggml." << key << " " << *value << " is out of range (the vocabulary has "
+                 << num_tokens << " tokens); "
+                 << (default_id >= 0 ? "using the default " + std::to_string(default_id) : std::string("treated as absent"));
+    return default_id;
   }
   return static_cast<int32_t>(*value);
 }

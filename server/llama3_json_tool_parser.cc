@@ -1,0 +1,142 @@
+// llama3_json (Llama 3.1 / 3.2 JSON tool calling, as vLLM's parser of that name): the
+// output is one or more {"name": ..., "parameters": {...}} objects separated by "; ",
+// optionally after <|python_tag|>. An output that starts otherwise is plain content, and
+// so is everything from the first object that is not a call.
+#include <string>
+
+#include "server/tool_call_parser_internal.h"
+
+namespace surge::tool_call_internal {
+namespace {
+
+constexpr std::string_view kPythonTag = "<|python_tag|>";
+
+size_t SkipSpace(std::string_view text, size_t at) {
+  while (at < text.size() && IsSpace(text[at])) ++at;
+  return at;
+}
+
+// The size of the JSON object or array that starts `text`, once it is complete (strings
+// and their escapes respected); npos while it is still open.
+size_t JsonValueSize(std::string_view text) {
+  int64_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+class Llama3JsonParser final : public ToolCallParser {
+ public:
+  ToolCallDelta Add(std::string_view text) override {
+    ToolCallDelta out;
+    pending_ += text;
+    Scan(/*final=*/false, &out);
+    return out;
+  }
+
+  ToolCallDelta Finish() override {
+    ToolCallDelta out;
+    Scan(/*final=*/true, &out);
+    return out;
+  }
+
+ private:
+  // kStart: nothing decided; kCall: an object (after optional whitespace and tag) is
+  // open; kBetween: after a call, expecting "; {" or the end; kText: content from here on.
+  enum class State { kStart, kCall, kBetween, kText };
+  enum class Step { kWait, kNext };
+
+  void Scan(bool final, ToolCallDelta* out) {
+    for (;;) {
+      Step step = Step::kWait;
+      switch (state_) {
+        case State::kText:
+          out->content += pending_;
+          pending_.clear();
+          return;
+        case State::kStart: step = ScanStart(final); break;
+        case State::kCall: step = ScanCall(final, out); break;
+        case State::kBetween: step = ScanBetween(final); break;
+      }
+      if (step == Step::kWait) return;
+    }
+  }
+
+  Step ScanStart(bool final) {
+    const std::string_view rest = std::string_view(pending_).substr(SkipSpace(pending_, 0));
+    if (rest.starts_with(kPythonTag) || rest.starts_with("{")) {
+      state_ = State::kCall;
+      return Step::kNext;
+    }
+    if (!final && kPythonTag.starts_with(rest)) return Step::kWait;  // "" or "<|pyth"
+    state_ = State::kText;
+    return Step::kNext;
+  }
+
+  Step ScanCall(bool final, ToolCallDelta* out) {
+    size_t start = SkipSpace(pending_, 0);
+    if (std::string_view(pending_).substr(start).starts_with(kPythonTag)) start = SkipSpace(pending_, start + kPythonTag.size());
+    if (start == pending_.size() && !final) return Step::kWait;
+    const std::string_view object = std::string_view(pending_).substr(start);
+    const size_t size = object.starts_with("{") ? JsonValueSize(object) : 0;
+    if (size == std::string_view::npos && !final) return Step::kWait;
+    std::optional<ToolCall> call;
+    if (size != 0 && size != std::string_view::npos) call = CallFromJson(object.substr(0, size));
+    if (!call) {
+      state_ = State::kText;  // not a call: it and all that follows are content
+      return Step::kNext;
+    }
+    call->index = num_calls_++;
+    call->id = NewToolCallId();
+    out->calls.push_back(std::move(*call));
+    pending_.erase(0, start + size);
+    state_ = State::kBetween;
+    return Step::kNext;
+  }
+
+  Step ScanBetween(bool final) {
+    const size_t at = SkipSpace(pending_, 0);
+    if (at == pending_.size()) {
+      if (!final) return Step::kWait;
+      pending_.clear();  // whitespace after the last call
+      state_ = State::kText;
+      return Step::kNext;
+    }
+    if (pending_[at] == ';') {
+      const size_t next = SkipSpace(pending_, at + 1);
+      if (next == pending_.size() && !final) return Step::kWait;
+      if (next < pending_.size() && pending_[next] == '{') {
+        pending_.erase(0, next);
+        state_ = State::kCall;
+        return Step::kNext;
+      }
+    }
+    state_ = State::kText;
+    return Step::kNext;
+  }
+
+  std::string pending_;
+  State state_ = State::kStart;
+  int32_t num_calls_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ToolCallParser> MakeLlama3JsonParser() { return std::make_unique<Llama3JsonParser>(); }
+
+}  // namespace surge::tool_call_internal

@@ -1,0 +1,136 @@
+// response_format and guided_* through the server: each reaches the engine compiled (one
+// CompiledGrammar per distinct constraint), and a constraint the compiler refuses is a 400
+// naming the field, in the compiler's words.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/constraint/constraint.h"
+#include "net/http_client.h"
+#include "server/constraint_cache.h"
+#include "server/fake_engine.h"
+#include "server/openai_server.h"
+
+namespace surge {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using testing_util::Delta;
+using testing_util::FakeEngine;
+
+class StructuredOutputServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto tokenizer = Tokenizer::FromDirectory("models/stories260K");
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+    tokenizer_ = tokenizer->release();
+  }
+  static void TearDownTestSuite() { delete tokenizer_; }
+
+  void SetUp() override {
+    ServerOptions options;
+    options.port = 0;
+    options.served_model_name = "fake";
+    options.max_model_len = 512;
+    auto server = OpenAiServer::Create(engine_, *tokenizer_, options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    ASSERT_TRUE(server_->Start().ok());
+  }
+
+  net::HttpResponse Post(const std::string& path, const std::string& body) {
+    auto response = net::Fetch("POST", "http://127.0.0.1:" + std::to_string(server_->port()) + path, body);
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    return response.ok() ? *response : net::HttpResponse{};
+  }
+
+  // Posts a completion, answers it, and returns the request the engine saw.
+  EngineRequest Submitted(const std::string& body) {
+    const size_t index = engine_.num_submitted();
+    auto reply = std::async(std::launch::async, [&] { return Post("/v1/completions", body); });
+    EXPECT_TRUE(engine_.WaitForSubmitted(index + 1));
+    EngineRequest request = engine_.submitted(index).request;
+    engine_.Emit(index, Delta(0, "{}", {5}, FinishReason::kStop, /*finished=*/true));
+    EXPECT_EQ(reply.get().status, 200);
+    return request;
+  }
+
+  void ExpectError(const std::string& path, const std::string& body, const std::string& param,
+                   const std::string& message) {
+    net::HttpResponse response = Post(path, body);
+    EXPECT_EQ(response.status, 400) << body;
+    json error = json::parse(response.body)["error"];
+    EXPECT_EQ(error["param"], param) << body;
+    EXPECT_THAT(error["message"].get<std::string>(), HasSubstr(message)) << body;
+  }
+
+  static Tokenizer* tokenizer_;
+  FakeEngine engine_;
+  std::unique_ptr<OpenAiServer> server_;
+};
+
+Tokenizer* StructuredOutputServerTest::tokenizer_ = nullptr;
+
+TEST_F(StructuredOutputServerTest, ConstraintsReachTheEngineCompiledAndCached) {
+  engine_.Refuse(OkStatus());
+  EXPECT_EQ(Submitted(R"({"prompt": "x"})").constraint, nullptr);
+  EXPECT_EQ(Submitted(R"({"prompt": "x", "response_format": {"type": "text"}})").constraint, nullptr);
+  const std::string schema = R"({"prompt": "x", "guided_json": {"type": "object", "properties": {"a": {"type": "integer"}}}})";
+  EngineRequest first = Submitted(schema);
+  ASSERT_NE(first.constraint, nullptr);
+  EXPECT_EQ(first.constraint_start_token_id, -1);
+  EXPECT_EQ(Submitted(schema).constraint, first.constraint) << "the second request hits the cache";
+  for (const char* field : {R"("guided_regex": "[0-9]+")", R"("guided_choice": ["a", "b"])",
+                            R"("guided_grammar": "root ::= \"x\"+")", R"("response_format": {"type": "json_object"})"}) {
+    EXPECT_NE(Submitted(std::string(R"({"prompt": "x", )") + field + "}").constraint, nullptr) << field;
+  }
+  // One compiled grammar for every prompt of a batch.
+  const size_t index = engine_.num_submitted();
+  auto reply = std::async(std::launch::async, [&] {
+    return Post("/v1/completions", R"({"prompt": ["x", "y"], "guided_regex": "[0-9]+"})");
+  });
+  ASSERT_TRUE(engine_.WaitForSubmitted(index + 2));
+  EXPECT_EQ(engine_.submitted(index).request.constraint, engine_.submitted(index + 1).request.constraint);
+  EXPECT_NE(engine_.submitted(index).request.constraint, nullptr);
+  engine_.Emit(index, Delta(0, "1", {5}, FinishReason::kStop, true));
+  engine_.Emit(index + 1, Delta(0, "2", {5}, FinishReason::kStop, true));
+  EXPECT_EQ(reply.get().status, 200);
+}
+
+TEST_F(StructuredOutputServerTest, CompileErrorsNameTheField) {
+  ExpectError("/v1/completions", R"({"prompt": "x", "guided_json": {"type": "object", "patternProperties": {}}})",
+              "guided_json", "keyword 'patternProperties' is not supported");
+  ExpectError("/v1/completions", R"({"prompt": "x", "guided_json": "{not json"})", "guided_json", "");
+  ExpectError("/v1/completions", R"({"prompt": "x", "guided_regex": "(a"})", "guided_regex", "");
+  ExpectError("/v1/completions", R"({"prompt": "x", "guided_regex": "(?=a)b"})", "guided_regex", "lookaround");
+  ExpectError("/v1/completions", R"({"prompt": "x", "guided_grammar": "rot ::= \"a\""})", "guided_grammar", "root");
+  ExpectError("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}],
+      "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string",
+      "format": "uri"}}}})", "response_format", "format");
+  ExpectError("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}],
+      "response_format": {"type": "xml"}})", "response_format", "must be one of text, json_object, json_schema");
+  ExpectError("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}],
+      "guided_json": {}, "guided_regex": "a"})", "guided_regex", "at most one output constraint");
+  EXPECT_EQ(engine_.num_submitted(), 0u);
+}
+
+TEST(ConstraintCacheTest, BoundedLeastRecentlyUsed) {
+  ConstraintCache cache(2);
+  auto spec = [](const std::string& regex) { return ConstraintSpec{ConstraintKind::kRegex, regex, {}}; };
+  auto a = *cache.Get(spec("a"));
+  auto b = *cache.Get(spec("b"));
+  EXPECT_EQ(*cache.Get(spec("a")), a);  // a is now the most recent
+  auto c = *cache.Get(spec("c"));       // drops b
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(*cache.Get(spec("a")), a);
+  EXPECT_NE(*cache.Get(spec("b")), b);  // compiled again
+  EXPECT_FALSE(cache.Get(spec("(")).ok());
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+}  // namespace
+}  // namespace surge

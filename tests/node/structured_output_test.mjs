@@ -1,0 +1,168 @@
+// Structured output through the official `openai` client against `surge serve` on the
+// bundled model: a few hundred generated JSON schemas (string / integer / number / boolean /
+// enum / array / nested properties, random required subsets) as response_format on chat
+// and guided_json on completions, streamed and not, every output checked with ajv; plus
+// guided_regex / guided_choice and the 400s. Run: node --test tests/node/structured_output_test.mjs
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import Ajv from 'ajv';
+import OpenAI from 'openai';
+
+import { startServer, stopServer } from './serve_util.mjs';
+
+const SURGE = process.env.SURGE ?? 'build/surge';
+const MODEL = 'stories260K';
+const NUM_SCHEMAS = 240;
+const CONCURRENCY = 48;
+
+let server;
+let client;
+
+before(async () => {
+  server = await startServer(SURGE, ['--max-num-seqs', '64']);
+  client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+});
+
+after(async () => {
+  if (server) assert.equal(await stopServer(server.proc), 0, 'surge serve exits 0 on SIGTERM');
+});
+
+// mulberry32: a seeded generator, so that a failure reproduces.
+function makeRng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Every value is bounded (string lengths, item counts), so each output completes within
+// max_tokens; an unbounded string could run on past it.
+function randomLeaf(rng) {
+  const kinds = [
+    () => ({ type: 'string', maxLength: 1 + Math.floor(rng() * 10) }),
+    () => ({ type: 'string', minLength: 1, maxLength: 6 }),
+    () => ({ type: 'integer' }),
+    () => ({ type: 'integer', minimum: -5, maximum: 5 + Math.floor(rng() * 1000) }),
+    () => ({ type: 'number' }),
+    () => ({ type: 'number', minimum: 0 }),
+    () => ({ type: 'boolean' }),
+    () => ({ enum: ['red', 'green', 'blue', 'a "quoted" one'].slice(0, 2 + Math.floor(rng() * 3)) }),
+    () => ({ type: 'array', items: { type: 'integer', minimum: 0, maximum: 99 }, maxItems: 1 + Math.floor(rng() * 3) }),
+    () => ({ type: 'array', items: { type: 'string', maxLength: 4 }, minItems: 1, maxItems: 2 }),
+    () => ({ type: 'string', format: 'date' }),
+  ];
+  return kinds[Math.floor(rng() * kinds.length)]();
+}
+
+function randomObject(rng, depth) {
+  const properties = {};
+  const numProperties = 1 + Math.floor(rng() * (depth === 0 ? 6 : 3));
+  for (let i = 0; i < numProperties; ++i) {
+    const nested = depth < 2 && rng() < 0.2;
+    properties[`p${i}_${Math.floor(rng() * 100)}`] = nested ? randomObject(rng, depth + 1) : randomLeaf(rng);
+  }
+  const required = Object.keys(properties).filter(() => rng() < 0.6);
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+async function complete(schema, index) {
+  const stream = index % 2 === 1;
+  const chat = index % 4 < 2;
+  const common = { model: MODEL, max_tokens: 400, temperature: index % 3 === 0 ? 0 : 1, seed: index };
+  if (chat) {
+    const request = {
+      ...common, messages: [{ role: 'user', content: 'Describe a cat.' }],
+      response_format: { type: 'json_schema', json_schema: { name: `s${index}`, schema, strict: true } },
+    };
+    if (!stream) {
+      const response = await client.chat.completions.create(request);
+      return { text: response.choices[0].message.content, finish: response.choices[0].finish_reason };
+    }
+    let text = '';
+    let finish = null;
+    for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) {
+      for (const choice of chunk.choices) {
+        text += choice.delta?.content ?? '';
+        finish = choice.finish_reason ?? finish;
+      }
+    }
+    return { text, finish };
+  }
+  const request = { ...common, prompt: 'Once upon a time', guided_json: schema };
+  if (!stream) {
+    const response = await client.completions.create(request);
+    return { text: response.choices[0].text, finish: response.choices[0].finish_reason };
+  }
+  let text = '';
+  let finish = null;
+  for await (const chunk of await client.completions.create({ ...request, stream: true })) {
+    for (const choice of chunk.choices) {
+      text += choice.text;
+      finish = choice.finish_reason ?? finish;
+    }
+  }
+  return { text, finish };
+}
+
+test('generated JSON schemas: every output validates (ajv), streamed and not, chat and completions', async () => {
+  const rng = makeRng(2024);
+  const schemas = Array.from({ length: NUM_SCHEMAS }, () => randomObject(rng, 0));
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  const failures = [];
+  let next = 0;
+  async function worker() {
+    while (next < schemas.length) {
+      const index = next++;
+      const { text, finish } = await complete(schemas[index], index);
+      let value;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        failures.push(`#${index} not JSON: ${text}`);
+        continue;
+      }
+      const validate = ajv.compile(schemas[index]);
+      if (!validate(value)) failures.push(`#${index} ${JSON.stringify(validate.errors)}: ${text}`);
+      if (finish !== 'stop') failures.push(`#${index} finish_reason ${finish}: ${text}`);
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  assert.deepEqual(failures, [], failures.slice(0, 5).join('\n'));
+});
+
+test('guided_regex, guided_choice and json_object hold', async () => {
+  for (let seed = 0; seed < 8; ++seed) {
+    const regex = await client.completions.create({
+      model: MODEL, prompt: 'Once', max_tokens: 64, seed, guided_regex: '[a-z]{2,6}-[0-9]{3}',
+    });
+    assert.match(regex.choices[0].text, /^[a-z]{2,6}-[0-9]{3}$/);
+    const choice = await client.chat.completions.create({
+      model: MODEL, messages: [{ role: 'user', content: 'Pick.' }], max_tokens: 16, seed, guided_choice: ['yes', 'no'],
+    });
+    assert.ok(['yes', 'no'].includes(choice.choices[0].message.content));
+    const object = await client.chat.completions.create({
+      model: MODEL, messages: [{ role: 'user', content: 'JSON.' }], max_tokens: 400, seed,
+      response_format: { type: 'json_object' },
+    });
+    if (object.choices[0].finish_reason === 'stop') {
+      assert.equal(typeof JSON.parse(object.choices[0].message.content), 'object');
+    }
+  }
+});
+
+test('unsupported keywords and conflicting constraints are 400s naming the field', async () => {
+  await assert.rejects(
+    client.chat.completions.create({
+      model: MODEL, messages: [{ role: 'user', content: 'x' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'n', schema: { type: 'object', patternProperties: {} } } },
+    }),
+    (error) => error.status === 400 && error.param === 'response_format' && /patternProperties/.test(error.message));
+  await assert.rejects(
+    client.completions.create({ model: MODEL, prompt: 'x', guided_json: {}, guided_regex: 'a' }),
+    (error) => error.status === 400 && error.param === 'guided_regex');
+});
