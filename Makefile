@@ -3,14 +3,20 @@ BUILD_DIR ?= build
 MODEL ?= models/stories260K
 PROMPT ?= Once upon a time
 JOBS ?= $(shell nproc)
+# The clang build with libFuzzer, ASan and UBSan (fuzz/README.md).
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: run test setup build bench clean
+.PHONY: run test setup build fuzz-build fuzz bench clean
 
 run: build
 	./$(BUILD_DIR)/surge serve $(MODEL) --host 127.0.0.1 --port 8000
 
-test: build
+# The unit, integration and reference tests, then the fuzz targets' replay + short runs
+# and the sanitizer runs of the parser test suites (ctest labels fuzz and sanitize).
+test: build fuzz-build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(FUZZ_BUILD_DIR) --output-on-failure -j $(JOBS) -L 'fuzz|sanitize'
 
 setup:
 	@bash scripts/setup.sh
@@ -19,8 +25,19 @@ build: setup
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Only what the fuzz targets and sanitizer tests need (target surge_fuzz_all).
+fuzz-build: setup
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSURGE_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target surge_fuzz_all
+
+# Every fuzz target for FUZZ_SECONDS each, two at a time; FUZZ_MERGE=1 merges new
+# coverage into fuzz/corpus/.
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/fuzz_all.sh $(FUZZ_BUILD_DIR)
+
 bench: build
 	@for b in $(BUILD_DIR)/*_bench; do echo "== $$b"; $$b; done
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR)
