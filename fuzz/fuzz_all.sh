@@ -44,9 +44,9 @@ for line in "${targets[@]}"; do
   read -r binary short dict <<< "$line"
   work="$build/fuzz/work/$short"
   if [ -f "$work/summary.txt" ]; then cat "$work/summary.txt"; else echo "$binary: no summary"; failed=1; fi
-  if grep -q 'FAILED' "$work/run.log" 2>/dev/null; then
+  if grep -aq 'FAILED' "$work/run.log" 2>/dev/null; then
     failed=1
-    grep -E 'FAILED|reproducer saved' "$work/run.log"
+    grep -aE 'FAILED|reproducer saved|it is the seed' "$work/run.log"
   fi
 done
 exit $failed
