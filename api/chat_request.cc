@@ -1,5 +1,7 @@
 #include "api/chat_request.h"
 
+#include "api/tool_choice_schema.h"
+
 namespace surge::api {
 namespace {
 
@@ -62,6 +64,7 @@ ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& objec
   reader.Bool("add_special_tokens", &request.add_special_tokens);
   ReadToolChoice(reader, request.input.tools, &request.tool_choice);
   reader.Bool("parallel_tool_calls", &request.parallel_tool_calls);
+  if (!reader.failed()) ApplyToolChoiceConstraint(reader, &request);
   reader.RefuseUnread();
   if (reader.failed()) return reader.error();
   return request;

@@ -147,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ChatRequestTest, ToolChoiceAndParallelToolCalls) {
   const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
   const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f", "description": "d",
-      "parameters": {"type": "object"}, "strict": true}}])";
+      "parameters": {"type": "object"}, "strict": false}}])";
   EXPECT_EQ(Parse("{" + messages + "}").tool_choice.mode, ToolChoiceMode::kNone);
   ChatCompletionRequest with_tools = Parse("{" + messages + ", " + tools + "}");
   EXPECT_EQ(with_tools.tool_choice.mode, ToolChoiceMode::kAuto);
@@ -163,6 +163,44 @@ TEST(ChatRequestTest, ToolChoiceAndParallelToolCalls) {
   EXPECT_EQ(named.tool_choice.function_name, "f");
   EXPECT_FALSE(named.parallel_tool_calls);
   EXPECT_EQ(Parse("{" + messages + R"(, "tool_choice": "auto"})").tool_choice.mode, ToolChoiceMode::kAuto);
+}
+
+TEST(ChatRequestTest, ForcedToolChoiceConstrainsTheOutputToItsSchema) {
+  const std::string head = R"({"messages": [{"role": "user", "content": "x"}], "tools": [
+      {"function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}},
+      {"function": {"name": "g"}}])";
+  ChatCompletionRequest named = Parse(head + R"(, "tool_choice": {"type": "function", "function": {"name": "f"}}})");
+  EXPECT_EQ(named.params.constraint.kind, OutputConstraintKind::kJsonSchema);
+  EXPECT_EQ(named.params.constraint.param, "tool_choice");
+  EXPECT_EQ(Json::parse(named.params.constraint.text), Json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}}})"));
+  EXPECT_EQ(Parse(head + R"(, "tool_choice": {"type": "function", "function": {"name": "g"}}})").params.constraint.text,
+            R"({"type":"object"})");
+  const Json required = Json::parse(Parse(head + R"(, "tool_choice": "required", "parallel_tool_calls": false})").params.constraint.text);
+  EXPECT_EQ(required["type"], "array");
+  EXPECT_EQ(required["minItems"], 1);
+  EXPECT_EQ(required["maxItems"], 1);
+  ASSERT_EQ(required["items"]["anyOf"].size(), 2u);
+  EXPECT_EQ(required["items"]["anyOf"][1]["properties"]["name"]["const"], "g");
+  EXPECT_EQ(required["items"]["anyOf"][1]["required"], Json::parse(R"(["name", "parameters"])"));
+  EXPECT_FALSE(Json::parse(Parse(head + R"(, "tool_choice": "required"})").params.constraint.text).contains("maxItems"));
+  EXPECT_EQ(Parse(head + R"(, "tool_choice": "auto"})").params.constraint.kind, OutputConstraintKind::kNone);
+}
+
+TEST(ChatRequestTest, ForcedToolChoiceRefusesAnotherConstraintAndStrictUnderAuto) {
+  const std::string head = R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"function": {"name": "f"}}])";
+  ApiResult<ChatCompletionRequest> both =
+      ParseChatCompletionRequest(head + R"(, "tool_choice": "required", "response_format": {"type": "json_object"}})");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().param, "response_format");
+  EXPECT_NE(both.error().status.message().find("cannot be combined with tool_choice"), std::string::npos);
+  const std::string strict = R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"function": {"name": "f"}}, {"function": {"name": "g", "strict": true}}])";
+  ApiResult<ChatCompletionRequest> under_auto = ParseChatCompletionRequest(strict + "}");
+  ASSERT_FALSE(under_auto.ok());
+  EXPECT_EQ(under_auto.error().param, "tools");
+  EXPECT_NE(under_auto.error().status.message().find("tools[1].function.strict"), std::string::npos);
+  EXPECT_TRUE(ParseChatCompletionRequest(strict + R"(, "tool_choice": "required"})").ok());
+  EXPECT_TRUE(ParseChatCompletionRequest(strict + R"(, "tool_choice": "none"})").ok());
 }
 
 TEST(ChatRequestTest, EveryRoleAndStringArgumentsForTemplates) {

@@ -62,11 +62,11 @@ Json ChatLogprobsJson(const std::vector<TokenLogprobInfo>& logprobs) {
     for (const TopLogprob& alternative : info.top) {
       top.push_back({{"token", alternative.token},
                      {"logprob", ClampLogprob(alternative.logprob)},
-                     {"bytes", Bytes(alternative.token)}});
+                     {"bytes", Bytes(alternative.bytes)}});
     }
     content.push_back({{"token", info.token},
                        {"logprob", ClampLogprob(info.logprob)},
-                       {"bytes", Bytes(info.token)},
+                       {"bytes", Bytes(info.bytes)},
                        {"top_logprobs", std::move(top)}});
   }
   return Json{{"content", std::move(content)}, {"refusal", nullptr}};
@@ -123,13 +123,17 @@ std::vector<std::string> ChatChunksJson(const ResponseMeta& meta, const ChoiceOu
   };
   for (size_t i = 0; i < choice.tool_calls.size(); ++i) {
     const ToolCallOutput& call = choice.tool_calls[i];
-    chunks.push_back(chunk({{"index", call.index},
-                            {"id", call.id},
-                            {"type", "function"},
-                            {"function", {{"name", call.name}, {"arguments", ""}}}},
-                           false));
-    chunks.push_back(chunk({{"index", call.index}, {"function", {{"arguments", call.arguments}}}},
-                           i + 1 == choice.tool_calls.size()));
+    const bool last = i + 1 == choice.tool_calls.size();
+    if (!call.id.empty()) {
+      chunks.push_back(chunk({{"index", call.index},
+                              {"id", call.id},
+                              {"type", "function"},
+                              {"function", {{"name", call.name}, {"arguments", ""}}}},
+                             last && call.arguments.empty()));
+    }
+    if (!call.arguments.empty() || call.id.empty()) {
+      chunks.push_back(chunk({{"index", call.index}, {"function", {{"arguments", call.arguments}}}}, last));
+    }
   }
   return chunks;
 }

@@ -28,13 +28,19 @@ struct Usage {
 };
 
 struct TopLogprob {
-  std::string token;  // the token's text
+  std::string token;  // the token's bytes as text (U+FFFD for a partial character)
   double logprob = 0;
+  std::string bytes;  // the token's own bytes (a partial character's too)
 };
 
+// `token` is the text the chosen token added to the output, so a choice's tokens join into
+// its text; `bytes` are the token's own bytes, which join into the text's UTF-8 (a
+// character split across tokens: its bytes are spread over them, its text goes to the
+// last).
 struct TokenLogprobInfo {
   std::string token;
   double logprob = 0;
+  std::string bytes;
   std::vector<TopLogprob> top;  // best first
 };
 
@@ -42,7 +48,7 @@ struct TokenLogprobInfo {
 // "arguments"}} (streams: "index" too).
 struct ToolCallOutput {
   int32_t index = 0;      // within the choice
-  std::string id;         // "call_..."
+  std::string id;         // "call_..."; streams: "" in a later fragment of the call's arguments
   std::string name;
   std::string arguments;  // JSON text
 };

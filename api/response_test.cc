@@ -43,8 +43,8 @@ TEST(ResponseTest, CompletionChunks) {
 
 TEST(ResponseTest, CompletionLogprobsWithOffsetsAndClampedInfinity) {
   std::vector<TokenLogprobInfo> logprobs = {
-      {" a", -0.5, {{" a", -0.5}, {" b", -1.5}}},
-      {"é", -std::numeric_limits<double>::infinity(), {}},
+      {" a", -0.5, " a", {{" a", -0.5, " a"}, {" b", -1.5, " b"}}},
+      {"é", -std::numeric_limits<double>::infinity(), "é", {}},
   };
   EXPECT_EQ(CompletionLogprobsJson(logprobs, 10).dump(),
             R"({"tokens":[" a","é"],"token_logprobs":[-0.5,-9999.0],)"
@@ -133,11 +133,20 @@ TEST(ResponseTest, ChatToolCallsWholeAndStreamed) {
 }
 
 TEST(ResponseTest, ChatLogprobs) {
-  std::vector<TokenLogprobInfo> logprobs = {{"Hi", -0.25, {{"Hi", -0.25}, {"Yo", -2}}}};
+  std::vector<TokenLogprobInfo> logprobs = {{"Hi", -0.25, "Hi", {{"Hi", -0.25, "Hi"}, {"Yo", -2, "Yo"}}}};
   EXPECT_EQ(ChatLogprobsJson(logprobs).dump(),
             R"({"content":[{"token":"Hi","logprob":-0.25,"bytes":[72,105],"top_logprobs":[)"
             R"({"token":"Hi","logprob":-0.25,"bytes":[72,105]},{"token":"Yo","logprob":-2.0,"bytes":[89,111]}]}],)"
             R"("refusal":null})");
+}
+
+// "é" (C3 A9) split over two tokens: the first adds no text but carries its byte.
+TEST(ResponseTest, ChatLogprobsOfASplitCharacter) {
+  std::vector<TokenLogprobInfo> logprobs = {{"", -1, "\xC3", {{"\xEF\xBF\xBD", -1, "\xC3"}}}, {"é", -2, "\xA9", {}}};
+  EXPECT_EQ(ChatLogprobsJson(logprobs).dump(),
+            R"({"content":[{"token":"","logprob":-1.0,"bytes":[195],"top_logprobs":[)"
+            R"({"token":"�","logprob":-1.0,"bytes":[195]}]},)"
+            R"({"token":"é","logprob":-2.0,"bytes":[169],"top_logprobs":[]}],"refusal":null})");
 }
 
 }  // namespace

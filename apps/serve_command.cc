@@ -40,6 +40,7 @@ struct ServeFlags {
   int64_t max_waiting = 1024;
   std::string max_body_size = "8MiB";
   int64_t max_json_depth = api::kDefaultMaxJsonDepth;
+  int64_t max_stored_responses = 1000;
   double drain_timeout = 30;
   int64_t threads = 0;
   WeightFlags weights;
@@ -72,6 +73,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddInt("max-json-depth", &f.max_json_depth,
                 "deepest nesting of JSON arrays/objects in a request body; deeper gets 400 (default " +
                     std::to_string(api::kDefaultMaxJsonDepth) + ")");
+  parser.AddInt("max-stored-responses", &f.max_stored_responses,
+                "Responses API answers kept in memory for GET /v1/responses/{id} and previous_response_id, "
+                "least recently used dropped first (default 1000)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
@@ -126,6 +130,10 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
     return InvalidArgumentError("--max-json-depth must be in [2, " + std::to_string(api::kMaxJsonDepthLimit) + "]");
   }
   config->server.request_limits.max_json_depth = static_cast<int>(f.max_json_depth);
+  if (f.max_stored_responses < 1 || f.max_stored_responses > 1 << 24) {
+    return InvalidArgumentError("--max-stored-responses must be in [1, 16777216]");
+  }
+  config->server.max_stored_responses = static_cast<size_t>(f.max_stored_responses);
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
   if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
   if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");

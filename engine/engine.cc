@@ -239,7 +239,7 @@ void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const f
 
 // Samples `choice`'s next token and appends it; true when the choice has finished.
 bool Engine::TakeToken(RequestState& request, Choice& choice, std::span<const float> logits) {
-  std::span<const float> row = Constrain(choice, logits);
+  std::span<const float> row = Constrain(request, choice, logits);
   const int32_t token = Sample(choice.sampler, row);
   return request.AppendToken(choice, token, LogProbs(request, row, token));
 }
@@ -247,11 +247,16 @@ bool Engine::TakeToken(RequestState& request, Choice& choice, std::span<const fl
 // The row a choice samples from: the model's logits or, under an active constraint, a copy
 // with the disallowed tokens at -inf -- before logit bias, penalties, temperature and the
 // truncations, so that no sampling rule can bring a disallowed token back. The mask reads
-// only the choice's own matcher: batch neighbours never change it.
-std::span<const float> Engine::Constrain(const Choice& choice, std::span<const float> logits) {
+// only the choice's own matcher: batch neighbours never change it. Without logprobs the
+// copy is the sampler's own row (one copy, not two); logprobs read the masked row after
+// sampling, which edits its row, so then it has one of its own.
+std::span<const float> Engine::Constrain(const RequestState& request, const Choice& choice,
+                                         std::span<const float> logits) {
   if (!choice.constraint.active()) return logits;
-  masker_.Mask(choice.constraint.matcher(), logits, masked_logits_);
-  return masked_logits_;
+  std::span<float> out = request.request().top_logprobs >= 0 ? std::span<float>(masked_logits_)
+                                                             : std::span<float>(sample_logits_);
+  masker_.Mask(choice.constraint.matcher(), logits, out);
+  return out;
 }
 
 // n > 1: every choice samples its first token from choice 0's prompt logits with its own
@@ -274,7 +279,7 @@ void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const flo
 }
 
 int32_t Engine::Sample(SequenceSampler& sampler, std::span<const float> logits) {
-  std::copy(logits.begin(), logits.end(), sample_logits_.begin());
+  if (logits.data() != sample_logits_.data()) std::copy(logits.begin(), logits.end(), sample_logits_.begin());
   ++num_generation_tokens_;
   return sampler.Sample(sample_logits_, sampler_scratch_);
 }

@@ -79,7 +79,7 @@ class Engine final : public EngineClient {
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);
-  std::span<const float> Constrain(const Choice& choice, std::span<const float> logits);
+  std::span<const float> Constrain(const RequestState& request, const Choice& choice, std::span<const float> logits);
   int32_t Sample(SequenceSampler& sampler, std::span<const float> logits);
   const TokenLogProbs* LogProbs(const RequestState& request, std::span<const float> logits,
                                 int32_t token);
@@ -110,7 +110,7 @@ class Engine final : public EngineClient {
   std::vector<RequestState*> touched_;  // requests with news for the next Publish
   std::vector<Sequence*> children_;     // reused by SampleFirstTokensAndFork
   std::vector<float> sample_logits_;    // [vocab_size]: a row for the sampler to edit
-  std::vector<float> masked_logits_;    // [vocab_size]: a constrained choice's masked row
+  std::vector<float> masked_logits_;    // [vocab_size]: a constrained choice's masked row (with logprobs)
   SamplerScratch sampler_scratch_;
   TokenLogProbs logprobs_;
   int64_t num_steps_ = 0;

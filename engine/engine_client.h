@@ -48,6 +48,11 @@ struct EngineRequest {
 struct TokenLogprob {
   int32_t token = 0;
   float logprob = 0;
+  // The text this token added to the choice's output, before stop strings cut it: the
+  // texts of a choice's tokens join into its text. A character split across tokens
+  // belongs to the token that completes it (the others add ""); text still held back at
+  // the end goes to the last token.
+  std::string text;
   std::vector<std::pair<int32_t, float>> top;  // [top_logprobs] (token, logprob), best first
 };
 

@@ -172,6 +172,31 @@ TEST_F(EngineTest, LogprobsHaveTheRequestedShape) {
   EXPECT_TRUE(Run(*engine, request).choices.at(0).logprobs.empty());
 }
 
+// Sampled, so that odd tokens (byte fallbacks, leading spaces) come up; the first token
+// after the prompt keeps its leading space in its text as in the output.
+TEST_F(EngineTest, LogprobTextsJoinIntoTheOutputText) {
+  auto engine = StartEngine({});
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    EngineRequest request = Greedy(tokenizer_->Encode("Once upon a time"), 40, true);
+    request.sampling.temperature = 1.5f;
+    request.sampling.seed = seed;
+    request.top_logprobs = 0;
+    if (seed % 2 == 1) request.stop.stop = {" the"};
+    const RequestResult result = Run(*engine, request);
+    const auto& choice = result.choices.at(0);
+    std::string joined;
+    for (const TokenLogprob& logprob : choice.logprobs) joined += logprob.text;
+    if (seed % 2 == 0) {
+      EXPECT_EQ(joined, choice.text) << "seed " << seed;
+      continue;
+    }
+    // A stop string cuts the text, not the tokens' texts: the text is their prefix.
+    EXPECT_EQ(joined.substr(0, choice.text.size()), choice.text) << "seed " << seed;
+    EXPECT_EQ(choice.finish_reason, joined.find(" the") != std::string::npos ? FinishReason::kStop
+                                                                             : FinishReason::kLength);
+  }
+}
+
 TEST_F(EngineTest, CancelFreesBlocksAtTheNextStep) {
   EngineOptions options;
   options.max_num_batched_tokens = 8;  // a slow prefill, so the cancel lands mid-request

@@ -70,7 +70,9 @@ bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProb
   if (std::find(stop_token_ids_.begin(), stop_token_ids_.end(), token) != stop_token_ids_.end()) {
     return Finish(choice, FinishReason::kStop);
   }
-  StopStringMatcher::Result text = choice.stop_matcher.Add(choice.detokenizer.Add(token));
+  std::string token_text = choice.detokenizer.Add(token);
+  if (logprobs != nullptr) choice.delta.logprobs.back().text = token_text;
+  StopStringMatcher::Result text = choice.stop_matcher.Add(std::move(token_text));
   choice.delta.text += text.text;
   if (text.stopped || complete) return Finish(choice, FinishReason::kStop);
   if (choice.seq.num_output_tokens() >= request_.stop.max_tokens) {
@@ -83,7 +85,9 @@ bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProb
 // completed -- is emitted now, unless a stop string matched.
 bool RequestState::Finish(Choice& choice, FinishReason reason) {
   if (!choice.stop_matcher.stopped()) {
-    StopStringMatcher::Result text = choice.stop_matcher.Add(choice.detokenizer.Flush());
+    std::string held = choice.detokenizer.Flush();
+    if (!choice.delta.logprobs.empty()) choice.delta.logprobs.back().text += held;
+    StopStringMatcher::Result text = choice.stop_matcher.Add(std::move(held));
     choice.delta.text += text.text;
     if (text.stopped) {
       reason = FinishReason::kStop;

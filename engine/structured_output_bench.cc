@@ -1,10 +1,13 @@
-// Engine step time at batch 32 on the bundled stories260K, with every request free or
-// every request under a 10-property JSON schema (masks, mask cache lookups, matcher
-// advances): the cost constrained decoding adds to a step.
+// Engine step time at batch 32, with every request free or every request under a
+// 10-property JSON schema (masks, mask cache lookups, matcher advances): the cost
+// constrained decoding adds to a step. The model is the bundled stories260K, or
+// SURGE_BENCH_MODEL (the target: the 110M preset of tools/make_tiny_model.py).
 //   build/structured_output_bench --benchmark_filter=EngineStep
+//   SURGE_BENCH_MODEL=/tmp/llama110m build/structured_output_bench --benchmark_filter=EngineStep
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,8 +41,10 @@ struct Setup {
 Setup& GetSetup() {
   static Setup* setup = [] {
     auto* s = new Setup;
-    s->model = std::move(Model::Load("models/stories260K", nullptr)).value();
-    s->tokenizer = std::move(Tokenizer::FromDirectory("models/stories260K")).value();
+    const char* env = std::getenv("SURGE_BENCH_MODEL");
+    const std::string dir = env != nullptr && *env != '\0' ? env : "models/stories260K";
+    s->model = std::move(Model::Load(dir, nullptr)).value();
+    s->tokenizer = std::move(Tokenizer::FromDirectory(dir)).value();
     s->engine = std::move(Engine::Create(*s->model, *s->tokenizer, EngineOptions())).value();
     s->engine->Start();
     ConstraintSpec spec{ConstraintKind::kJsonSchema, kTenProperties, {}};

@@ -91,9 +91,14 @@ TEST_F(StructuredOutputTest, ThirtyTwoConcurrentMatchAndEqualAlone) {
   auto engine = StartEngine({});
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (const EngineRequest& request : requests) streams.push_back(*engine->Submit(request, nullptr));
+  // All drained before the lone runs: two engines over one Model must never step at once
+  // (the model's activations are the engine thread's alone).
+  std::vector<RequestResult> all_batched;
+  for (auto& stream : streams) all_batched.push_back(testing_util::Drain(*stream));
+  ExpectNoLeaks(*engine);
   auto alone = StartEngine({});
   for (size_t i = 0; i < requests.size(); ++i) {
-    RequestResult batched = testing_util::Drain(*streams[i]);
+    const RequestResult& batched = all_batched[i];
     RequestResult single = Run(*alone, requests[i]);
     ASSERT_EQ(batched.choices.size(), static_cast<size_t>(requests[i].n));
     for (const auto& [index, out] : batched.choices) {

@@ -5,12 +5,11 @@
 #pragma once
 
 #include <cstddef>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "base/lru_map.h"
 #include "base/status.h"
 #include "engine/constraint/constraint.h"
 
@@ -29,14 +28,10 @@ class ConstraintCache {
   int64_t hits() const;
 
  private:
-  using Entry = std::pair<std::string, std::shared_ptr<const CompiledGrammar>>;
-
-  const size_t max_entries_;
   const ConstraintLimits limits_;
   mutable std::mutex mu_;
-  std::list<Entry> entries_;                                              // guarded by mu_; newest first
-  std::unordered_map<std::string, std::list<Entry>::iterator> index_;     // guarded by mu_
-  int64_t hits_ = 0;                                                      // guarded by mu_
+  LruMap<std::string, std::shared_ptr<const CompiledGrammar>> entries_;  // guarded by mu_
+  int64_t hits_ = 0;                                                     // guarded by mu_
 };
 
 }  // namespace surge

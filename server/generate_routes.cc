@@ -91,17 +91,22 @@ std::optional<api::ApiError> ApplyPriorityHeader(const net::HttpRequest& http, a
   return std::nullopt;
 }
 
-GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParams& params, bool chat,
-                        SteadyClock::time_point arrival) {
+// `encoder` null: the endpoint's own (chat or completions).
+GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParams& params, std::string_view endpoint,
+                        SteadyClock::time_point arrival, std::shared_ptr<ResponseEncoder> encoder = nullptr) {
   GenerationSpec spec;
-  spec.endpoint = chat ? kChat : kCompletions;
-  spec.chat = chat;
+  spec.endpoint = endpoint;
   spec.stream = params.stream;
-  spec.include_usage = params.include_usage;
   spec.n = params.n;
   spec.logprobs = params.top_logprobs >= 0;
-  spec.meta = {api::NewResponseId(chat ? "chatcmpl-" : "cmpl-"), api::UnixSeconds(),
-               context.options.served_model_name};
+  spec.encoder = std::move(encoder);
+  if (!spec.encoder) {
+    const bool chat = endpoint == kChat;
+    api::ResponseMeta meta = {api::NewResponseId(chat ? "chatcmpl-" : "cmpl-"), api::UnixSeconds(),
+                              context.options.served_model_name};
+    spec.encoder = chat ? MakeChatEncoder(std::move(meta), params.include_usage)
+                        : MakeCompletionEncoder(std::move(meta), params.include_usage);
+  }
   spec.arrival = arrival;
   spec.priority = params.priority;
   return spec;
@@ -126,29 +131,28 @@ void PrepareReasoning(const ServerContext& context, EngineRequest* request, Gene
   DecodeMarkers(tokenizer, {kThinkOpenTag, kThinkCloseTag}, request);
 }
 
-// tool_choice "required" and a named function force the output into a call, which needs
-// constrained decoding (a JSON-schema constraint on the sampler). Until the engine has
-// it they are refused here; switching them on means building that constraint here.
-std::optional<api::ApiError> CheckToolChoice(const api::ToolChoice& choice) {
-  if (choice.mode != api::ToolChoiceMode::kRequired && choice.mode != api::ToolChoiceMode::kFunction) {
-    return std::nullopt;
-  }
-  const std::string what = choice.mode == api::ToolChoiceMode::kRequired ? "tool_choice \"required\""
-                                                                          : "a named function in tool_choice";
-  return api::InvalidParam("tool_choice", what + " needs constrained decoding, which this server does not support "
-                                                 "yet; use \"auto\" or \"none\"");
-}
-
 // Tools given and tool_choice auto: each choice is parsed for calls under the server's
 // --tool-call-parser. tool_choice none renders the tools all the same (as vLLM does by
 // default) but never parses; with parser none, tool_choice auto returns plain text.
+// "required" and a named function hold the output to JSON calls (the request's
+// constraint) and parse that, whatever the parser.
 void PrepareTools(const ServerContext& context, const api::ChatCompletionRequest& chat, EngineRequest* request,
                   GenerationSpec* spec) {
+  spec->parallel_tool_calls = chat.parallel_tool_calls;
+  switch (chat.tool_choice.mode) {
+    case api::ToolChoiceMode::kNone: return;
+    case api::ToolChoiceMode::kRequired:
+    case api::ToolChoiceMode::kFunction: {
+      std::string name = chat.tool_choice.mode == api::ToolChoiceMode::kFunction ? chat.tool_choice.function_name : "";
+      spec->make_tool_parser = [name] { return MakeForcedToolCallParser(name); };
+      return;
+    }
+    case api::ToolChoiceMode::kAuto: break;
+  }
   const ToolCallParserKind kind = context.options.tool_call_parser;
   const bool has_tools = chat.input.tools.is_array() && !chat.input.tools.empty();
-  if (!has_tools || chat.tool_choice.mode != api::ToolChoiceMode::kAuto || kind == ToolCallParserKind::kNone) return;
-  spec->tool_parser = kind;
-  spec->parallel_tool_calls = chat.parallel_tool_calls;
+  if (!has_tools || kind == ToolCallParserKind::kNone) return;
+  spec->make_tool_parser = [kind] { return MakeToolCallParser(kind); };
   DecodeMarkers(context.prompts.tokenizer(), ToolCallMarkers(kind), request);
 }
 
@@ -186,25 +190,29 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
     engine_request->constraint = *constraint;
     requests.push_back(std::move(engine_request).value());
   }
-  Launch(context, MakeSpec(context, request.params, /*chat=*/false, arrival), std::move(requests), std::move(writer));
+  Launch(context, MakeSpec(context, request.params, kCompletions, arrival), std::move(requests), std::move(writer));
 }
 
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
                            SteadyClock::time_point arrival) {
   api::ApiResult<api::ChatCompletionRequest> parsed = api::ParseChatCompletionRequest(http.body, context.options.request_limits);
   if (!parsed.ok()) return context.ReplyError(*writer, kChat, parsed.error());
-  api::ChatCompletionRequest& request = *parsed;
-  if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kChat, *error);
-  if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kChat, *error);
-  if (auto error = CheckToolChoice(request.tool_choice)) return context.ReplyError(*writer, kChat, *error);
+  RunChatRequest(context, http, std::move(parsed).value(), {kChat, "messages", nullptr}, std::move(writer), arrival);
+}
+
+void RunChatRequest(ServerContext& context, const net::HttpRequest& http, api::ChatCompletionRequest request,
+                    const ChatRoute& route, Writer writer, SteadyClock::time_point arrival) {
+  const std::string_view endpoint = route.endpoint;
+  if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, endpoint, *error);
+  if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, endpoint, *error);
   auto constraint = CompileOutputConstraint(context, request.params.constraint);
-  if (!constraint.ok()) return context.ReplyError(*writer, kChat, constraint.error());
+  if (!constraint.ok()) return context.ReplyError(*writer, endpoint, constraint.error());
   api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);
-  if (!prompt.ok()) return context.ReplyError(*writer, kChat, prompt.error());
+  if (!prompt.ok()) return context.ReplyError(*writer, endpoint, prompt.error());
   api::ApiResult<EngineRequest> engine_request =
-      MakeEngineRequest(context, std::move(prompt->token_ids), request.params, "messages");
-  if (!engine_request.ok()) return context.ReplyError(*writer, kChat, engine_request.error());
-  GenerationSpec spec = MakeSpec(context, request.params, /*chat=*/true, arrival);
+      MakeEngineRequest(context, std::move(prompt->token_ids), request.params, route.prompt_param);
+  if (!engine_request.ok()) return context.ReplyError(*writer, endpoint, engine_request.error());
+  GenerationSpec spec = MakeSpec(context, request.params, endpoint, arrival, route.encoder);
   PrepareReasoning(context, &*engine_request, &spec);
   PrepareTools(context, request, &*engine_request, &spec);
   engine_request->constraint = *constraint;

@@ -2,9 +2,8 @@
 
 #include <utility>
 
-#include "api/chat_response.h"
-#include "api/completion_response.h"
 #include "api/generation_params.h"
+#include "base/utf8.h"
 #include "net/sse.h"
 
 namespace surge {
@@ -45,14 +44,13 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
     prompts_.push_back(std::move(prompt));
   }
   choices_.resize(prompts_.size() * spec_.n);
-  for (ChoiceState& choice : choices_) choice.tool_parser = MakeToolCallParser(spec_.tool_parser);
+  if (spec_.make_tool_parser) {
+    for (ChoiceState& choice : choices_) choice.tool_parser = spec_.make_tool_parser();
+  }
   if (spec_.stream) {
     context_.metrics.CountRequest(spec_.endpoint, 200);
     writer_->StartStream(200, net::SseHeaders());
-    std::string sse;
-    for (size_t i = 0; spec_.chat && i < choices_.size(); ++i) {
-      sse += net::EncodeSseData(api::ChatRoleChunkJson(spec_.meta, static_cast<int32_t>(i), spec_.include_usage));
-    }
+    const std::string sse = spec_.encoder->StreamStart(static_cast<int32_t>(choices_.size()));
     if (!sse.empty()) writer_->Write(sse);
   }
   // The client may leave at any time: free its KV blocks at once rather than at the end.
@@ -121,22 +119,24 @@ void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse)
   choice.num_chars += NumChars(out.text);
   if (spec_.parse_reasoning) SplitReasoningDelta(choice, delta, &out);
   if (choice.tool_parser) SplitToolCalls(choice, &out);
+  if (out.finish_reason) choice.finish_reason = out.finish_reason;
   if (!spec_.stream) {
     choice.text += out.text;
     if (out.reasoning) choice.reasoning += *out.reasoning;
-    for (api::ToolCallOutput& call : out.tool_calls) choice.tool_calls.push_back(std::move(call));
+    for (api::ToolCallOutput& call : out.tool_calls) {
+      if (call.id.empty() && !choice.tool_calls.empty()) {
+        choice.tool_calls.back().arguments += call.arguments;  // a fragment of the open call
+      } else {
+        choice.tool_calls.push_back(std::move(call));
+      }
+    }
     if (out.logprobs) choice.logprobs.insert(choice.logprobs.end(), out.logprobs->begin(), out.logprobs->end());
-    if (out.finish_reason) choice.finish_reason = out.finish_reason;
     return;
   }
   // Tokens held back (a possible stop string, a split character) still show in logprobs.
   const bool news = !out.text.empty() || (out.reasoning && !out.reasoning->empty()) || out.finish_reason ||
                     (out.logprobs && !out.logprobs->empty()) || !out.tool_calls.empty();
-  if (!news) return;
-  if (!spec_.chat) return void(*sse += net::EncodeSseData(api::CompletionChunkJson(spec_.meta, out, spec_.include_usage)));
-  for (const std::string& chunk : api::ChatChunksJson(spec_.meta, out, spec_.include_usage)) {
-    *sse += net::EncodeSseData(chunk);
-  }
+  if (news) *sse += spec_.encoder->StreamDelta(out);
 }
 
 void Generation::SplitToolCalls(ChoiceState& choice, api::ChoiceOutput* out) const {
@@ -148,7 +148,7 @@ void Generation::SplitToolCalls(ChoiceState& choice, api::ChoiceOutput* out) con
     if (!spec_.parallel_tool_calls && call.index > 0) continue;
     out->tool_calls.push_back({call.index, std::move(call.id), std::move(call.name), std::move(call.arguments)});
   }
-  choice.num_tool_calls += out->tool_calls.size();
+  for (const api::ToolCallOutput& call : out->tool_calls) choice.num_tool_calls += !call.id.empty();
   // As OpenAI: a choice that ended on its own (not cut by max_tokens) after calling tools
   // finishes with "tool_calls".
   if (out->finish_reason == "stop" && choice.num_tool_calls > 0) out->finish_reason = "tool_calls";
@@ -170,14 +170,23 @@ void Generation::SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& del
   }
 }
 
+// A chosen token shows the text it added; an alternative, which added nothing, shows its
+// bytes (a special token: its name, even where the output skips it).
 std::vector<api::TokenLogprobInfo> Generation::ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const {
   const Tokenizer& tokenizer = context_.prompts.tokenizer();
-  auto text = [&](int32_t id) { return tokenizer.Decode(std::span<const int32_t>(&id, 1), false); };
+  auto bytes = [&](int32_t id) -> std::string {
+    const std::string& own = context_.token_bytes[id];
+    if (!own.empty() || !tokenizer.IsSpecial(id)) return own;
+    return std::string(tokenizer.IdToToken(id).value_or(""));
+  };
   std::vector<api::TokenLogprobInfo> converted;
   converted.reserve(logprobs.size());
   for (const TokenLogprob& logprob : logprobs) {
-    api::TokenLogprobInfo info{text(logprob.token), logprob.logprob, {}};
-    for (const auto& [token, value] : logprob.top) info.top.push_back({text(token), value});
+    api::TokenLogprobInfo info{logprob.text, logprob.logprob, bytes(logprob.token), {}};
+    for (const auto& [token, value] : logprob.top) {
+      std::string token_bytes = bytes(token);
+      info.top.push_back({Utf8Lossy(token_bytes), value, std::move(token_bytes)});
+    }
     converted.push_back(std::move(info));
   }
   return converted;
@@ -216,16 +225,8 @@ void Generation::Finish() {
 }
 
 void Generation::FinishStream(const api::Usage& usage) {
-  std::string sse;
-  if (!error_.ok()) {
-    // The head (200) is long gone: OpenAI-compatible servers report the failure in-band.
-    sse += net::EncodeSseData(api::MakeErrorReply(error_).body);
-  } else if (spec_.include_usage) {
-    sse += net::EncodeSseData(spec_.chat ? api::ChatUsageChunkJson(spec_.meta, usage)
-                                         : api::CompletionUsageChunkJson(spec_.meta, usage));
-  }
-  sse += net::EncodeSseData(api::kStreamDone);
-  writer_->Write(sse);
+  const std::optional<std::string> finish_reason = choices_.empty() ? std::nullopt : choices_.back().finish_reason;
+  writer_->Write(spec_.encoder->StreamEnd(usage, finish_reason, error_));
   writer_->End();
 }
 
@@ -247,9 +248,7 @@ void Generation::FinishWhole(const api::Usage& usage) {
     out.tool_calls = std::move(state.tool_calls);
     choices.push_back(std::move(out));
   }
-  context_.Reply(*writer_, spec_.endpoint, 200,
-                 spec_.chat ? api::ChatResponseJson(spec_.meta, choices, usage)
-                            : api::CompletionResponseJson(spec_.meta, choices, usage));
+  context_.Reply(*writer_, spec_.endpoint, 200, spec_.encoder->Whole(choices, usage));
 }
 
 }  // namespace surge

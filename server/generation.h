@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
 #include "server/reasoning_parser.h"
+#include "server/response_encoder.h"
 #include "server/server_context.h"
 #include "server/tool_call_parser.h"
 
@@ -29,22 +31,22 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct GenerationSpec {
   std::string endpoint;  // "/v1/completions" (for metrics)
-  bool chat = false;
   bool stream = false;
-  bool include_usage = false;
   int32_t n = 1;           // choices per prompt
   bool logprobs = false;
-  api::ResponseMeta meta;
+  // The protocol's writer (completions, chat, responses); the generation's alone.
+  std::shared_ptr<ResponseEncoder> encoder;
   SteadyClock::time_point arrival;
   int32_t priority = 0;  // for the per-tier metrics
   // Chat under --reasoning-parser: each choice's text is split into reasoning_content and
   // content; with the id of "</think>" (when it is one token) reasoning tokens are counted.
   bool parse_reasoning = false;
   std::optional<int32_t> think_end_token_id;
-  // Chat with tools and tool_choice auto under --tool-call-parser: each choice's answer
-  // (after any reasoning) is parsed for tool calls; false parallel_tool_calls keeps only
-  // the first call of each choice.
-  ToolCallParserKind tool_parser = ToolCallParserKind::kNone;
+  // Chat with tools, tool_choice auto under --tool-call-parser or tool_choice required /
+  // named: each choice's answer (after any reasoning) is parsed for tool calls by a parser
+  // of its own from this; false parallel_tool_calls keeps only the first call of each
+  // choice.
+  std::function<std::unique_ptr<ToolCallParser>()> make_tool_parser;
   bool parallel_tool_calls = true;
 };
 
@@ -69,7 +71,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     std::string reasoning;             // whole responses only
     int64_t num_reasoning_tokens = 0;  // tokens before "</think>"
     bool thinking_closed = false;      // "</think>" was sampled
-    std::unique_ptr<ToolCallParser> tool_parser;  // spec.tool_parser only
+    std::unique_ptr<ToolCallParser> tool_parser;  // from spec.make_tool_parser, if set
     std::vector<api::ToolCallOutput> tool_calls;  // whole responses only
     size_t num_tool_calls = 0;
   };

@@ -11,57 +11,14 @@ namespace {
 
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 
-size_t SkipSpace(std::string_view text, size_t at) {
-  while (at < text.size() && IsSpace(text[at])) ++at;
-  return at;
-}
-
-// The size of the JSON object or array that starts `text`, once it is complete (strings
-// and their escapes respected); npos while it is still open.
-size_t JsonValueSize(std::string_view text) {
-  int64_t depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == '{' || c == '[') ++depth;
-    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
-  }
-  return std::string_view::npos;
-}
-
-class Llama3JsonParser final : public ToolCallParser {
- public:
-  ToolCallDelta Add(std::string_view text) override {
-    ToolCallDelta out;
-    pending_ += text;
-    Scan(/*final=*/false, &out);
-    return out;
-  }
-
-  ToolCallDelta Finish() override {
-    ToolCallDelta out;
-    Scan(/*final=*/true, &out);
-    return out;
-  }
-
+class Llama3JsonParser final : public BufferedParser {
  private:
   // kStart: nothing decided; kCall: an object (after optional whitespace and tag) is
   // open; kBetween: after a call, expecting "; {" or the end; kText: content from here on.
   enum class State { kStart, kCall, kBetween, kText };
   enum class Step { kWait, kNext };
 
-  void Scan(bool final, ToolCallDelta* out) {
+  void Scan(bool final, ToolCallDelta* out) override {
     for (;;) {
       Step step = Step::kWait;
       switch (state_) {
@@ -130,7 +87,6 @@ class Llama3JsonParser final : public ToolCallParser {
     return Step::kNext;
   }
 
-  std::string pending_;
   State state_ = State::kStart;
   int32_t num_calls_ = 0;
 };

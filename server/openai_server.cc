@@ -60,11 +60,16 @@ void OpenAiServer::AddRoutes() {
   ServerContext& context = *context_;
   http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions));
   http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions));
+  http_->Route("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
       handler(c, r, std::move(w));
     };
   };
+  http_->Route("GET", std::string(kResponsesPrefix) + "*",
+               OnWorker(context, "/v1/responses", no_arrival(HandleGetResponse)));
+  http_->Route("DELETE", std::string(kResponsesPrefix) + "*",
+               OnWorker(context, "/v1/responses", no_arrival(HandleDeleteResponse)));
   http_->Route("POST", "/tokenize", OnWorker(context, "/tokenize", no_arrival(HandleTokenize)));
   http_->Route("POST", "/detokenize", OnWorker(context, "/detokenize", no_arrival(HandleDetokenize)));
   // Cheap answers stay on the io thread, so that health checks pass even when the

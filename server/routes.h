@@ -3,7 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
+#include "api/chat_request.h"
 #include "net/http_types.h"
 #include "net/response_writer.h"
 #include "server/generation.h"
@@ -18,6 +20,24 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& request, 
                        SteadyClock::time_point arrival);
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& request, Writer writer,
                            SteadyClock::time_point arrival);
+
+// The chat pipeline behind /v1/chat/completions, for the routes that are chat underneath
+// (the Responses API): the route's name (metrics, errors), the field errors about the
+// prompt name, and its encoder (null: chat completions').
+struct ChatRoute {
+  std::string_view endpoint;
+  std::string_view prompt_param;
+  std::shared_ptr<ResponseEncoder> encoder;
+};
+void RunChatRequest(ServerContext& context, const net::HttpRequest& http, api::ChatCompletionRequest request,
+                    const ChatRoute& route, Writer writer, SteadyClock::time_point arrival);
+
+// POST /v1/responses, GET and DELETE /v1/responses/{id} (responses_routes.cc).
+void HandleResponses(ServerContext& context, const net::HttpRequest& request, Writer writer,
+                     SteadyClock::time_point arrival);
+inline constexpr char kResponsesPrefix[] = "/v1/responses/";
+void HandleGetResponse(ServerContext& context, const net::HttpRequest& request, Writer writer);
+void HandleDeleteResponse(ServerContext& context, const net::HttpRequest& request, Writer writer);
 
 // POST /tokenize and /detokenize (tokenize_routes.cc).
 void HandleTokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);

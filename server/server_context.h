@@ -16,11 +16,13 @@
 
 #include "api/error.h"
 #include "api/request_body.h"
+#include "engine/constraint/tokenizer_vocabulary.h"
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
 #include "server/constraint_cache.h"
 #include "server/prompt_builder.h"
 #include "server/reasoning_parser.h"
+#include "server/response_store.h"
 #include "server/server_metrics.h"
 #include "server/tool_call_parser.h"
 #include "server/task_runner.h"
@@ -38,6 +40,7 @@ struct ServerOptions {
   size_t max_body_bytes = 8 << 20;   // larger request bodies get 413
   api::RequestLimits request_limits;  // depth and counts inside a body: past them, 400
   int num_workers = 2;               // threads for parsing, templates, tokens and JSON
+  size_t max_stored_responses = 1000;  // the Responses API's store (--max-stored-responses)
   // Chat answers split into reasoning_content and content (--reasoning-parser).
   ReasoningParserKind reasoning_parser = ReasoningParserKind::kNone;
   // Tool calls parsed out of chat answers when a request gives tools and tool_choice auto
@@ -48,7 +51,12 @@ struct ServerOptions {
 class ServerContext {
  public:
   ServerContext(EngineClient& engine, PromptBuilder prompts, ServerOptions options)
-      : engine(engine), prompts(std::move(prompts)), options(std::move(options)), runner(this->options.num_workers) {}
+      : engine(engine),
+        prompts(std::move(prompts)),
+        options(std::move(options)),
+        token_bytes(TokenBytesOf(this->prompts.tokenizer())),
+        responses(this->options.max_stored_responses),
+        runner(this->options.num_workers) {}
 
   // Replies and counts the reply in the metrics.
   void Reply(net::ResponseWriter& writer, std::string_view endpoint, int http_status, std::string json);
@@ -67,8 +75,11 @@ class ServerContext {
   EngineClient& engine;
   const PromptBuilder prompts;
   const ServerOptions options;
+  // [vocab_size] each token's own bytes ("" for special tokens), for logprobs' `bytes`.
+  const std::vector<std::string> token_bytes;
   ServerMetrics metrics;
   ConstraintCache constraints;         // compiled response_format / guided_* grammars
+  ResponseStore responses;             // /v1/responses kept for GET and previous_response_id
   TaskRunner runner;                   // stopped by the server before the context goes
   std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
 

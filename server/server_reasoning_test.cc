@@ -5,15 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <future>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
-#include "server/fake_engine.h"
-#include "server/openai_server.h"
+#include "server/server_test_util.h"
 
 namespace surge {
 namespace {
@@ -26,52 +22,18 @@ using testing_util::FakeEngine;
 
 constexpr int32_t kOpenId = 512, kCloseId = 513;  // past stories260K's 512 tokens
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// stories260K's tokenizer with "<think>" and "</think>" added, special or not.
-std::unique_ptr<Tokenizer> ThinkingTokenizer(bool special) {
-  json tokenizer = json::parse(ReadFile("models/stories260K/tokenizer.json"));
-  for (auto [id, tag] : {std::pair{kOpenId, "<think>"}, std::pair{kCloseId, "</think>"}}) {
-    tokenizer["added_tokens"].push_back({{"id", id}, {"content", tag}, {"special", special}});
-  }
-  auto loaded = Tokenizer::FromJson(tokenizer.dump(), ReadFile("models/stories260K/tokenizer_config.json"), "think");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? std::move(loaded).value() : nullptr;
-}
-
-// The data payloads of an SSE body, [DONE] excluded, parsed.
-std::vector<json> Events(const std::string& body) {
-  std::vector<json> events;
-  for (size_t at = body.find("data: "); at != std::string::npos; at = body.find("data: ", at + 1)) {
-    const std::string data = body.substr(at + 6, body.find("\n\n", at) - at - 6);
-    if (data != "[DONE]") events.push_back(json::parse(data));
-  }
-  return events;
-}
-
-class ReasoningServerTest : public ::testing::Test {
+class ReasoningServerTest : public testing_util::FakeServerTest {
  protected:
   void StartServer(ReasoningParserKind parser, bool special_tags) {
-    tokenizer_ = ThinkingTokenizer(special_tags);
+    tokenizer_ = testing_util::TokenizerWithTags({"<think>", "</think>"}, special_tags);
     ASSERT_NE(tokenizer_, nullptr);
-    ServerOptions options;
-    options.port = 0;
-    options.served_model_name = "fake";
-    options.max_model_len = 512;
-    options.chat_template = ReadFile("tests/data/chat_template_simple.jinja");
+    ServerOptions options = testing_util::FakeServerOptions();
+    options.chat_template = testing_util::ReadFile("tests/data/chat_template_simple.jinja");
     options.reasoning_parser = parser;
-    auto server = OpenAiServer::Create(engine_, *tokenizer_, options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    ASSERT_TRUE(server_->Start().ok());
+    FakeServerTest::StartServer(*tokenizer_, options);
   }
   std::future<std::string> PostAsync(const std::string& path, std::string body) {
-    const std::string url = "http://127.0.0.1:" + std::to_string(server_->port()) + path;
+    const std::string url = Url(path);
     return std::async(std::launch::async, [url, body] {
       auto response = net::Fetch("POST", url, body);
       return response.ok() ? response->body : response.status().ToString();
@@ -81,10 +43,6 @@ class ReasoningServerTest : public ::testing::Test {
     return PostAsync("/v1/chat/completions",
                      R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 50)" + extra + "}");
   }
-
-  FakeEngine engine_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<OpenAiServer> server_;
 };
 
 TEST_F(ReasoningServerTest, StreamSendsReasoningThenContentPerChoice) {
@@ -106,7 +64,7 @@ TEST_F(ReasoningServerTest, StreamSendsReasoningThenContentPerChoice) {
   std::string reasoning[2], content[2];
   bool content_started[2] = {false, false};
   json usage;
-  for (const json& event : Events(text)) {
+  for (const json& event : testing_util::SseEvents(text)) {
     if (event["choices"].empty()) {
       usage = event["usage"];
       continue;

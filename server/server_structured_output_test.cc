@@ -9,10 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/constraint/constraint.h"
-#include "net/http_client.h"
 #include "server/constraint_cache.h"
-#include "server/fake_engine.h"
-#include "server/openai_server.h"
+#include "server/server_test_util.h"
 
 namespace surge {
 namespace {
@@ -22,31 +20,9 @@ using nlohmann::json;
 using testing_util::Delta;
 using testing_util::FakeEngine;
 
-class StructuredOutputServerTest : public ::testing::Test {
+class StructuredOutputServerTest : public testing_util::FakeServerTest {
  protected:
-  static void SetUpTestSuite() {
-    auto tokenizer = Tokenizer::FromDirectory("models/stories260K");
-    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
-    tokenizer_ = tokenizer->release();
-  }
-  static void TearDownTestSuite() { delete tokenizer_; }
-
-  void SetUp() override {
-    ServerOptions options;
-    options.port = 0;
-    options.served_model_name = "fake";
-    options.max_model_len = 512;
-    auto server = OpenAiServer::Create(engine_, *tokenizer_, options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    ASSERT_TRUE(server_->Start().ok());
-  }
-
-  net::HttpResponse Post(const std::string& path, const std::string& body) {
-    auto response = net::Fetch("POST", "http://127.0.0.1:" + std::to_string(server_->port()) + path, body);
-    EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : net::HttpResponse{};
-  }
+  void SetUp() override { StartServer(testing_util::StoriesTokenizer(), testing_util::FakeServerOptions()); }
 
   // Posts a completion, answers it, and returns the request the engine saw.
   EngineRequest Submitted(const std::string& body) {
@@ -67,13 +43,7 @@ class StructuredOutputServerTest : public ::testing::Test {
     EXPECT_EQ(error["param"], param) << body;
     EXPECT_THAT(error["message"].get<std::string>(), HasSubstr(message)) << body;
   }
-
-  static Tokenizer* tokenizer_;
-  FakeEngine engine_;
-  std::unique_ptr<OpenAiServer> server_;
 };
-
-Tokenizer* StructuredOutputServerTest::tokenizer_ = nullptr;
 
 TEST_F(StructuredOutputServerTest, ConstraintsReachTheEngineCompiledAndCached) {
   engine_.Refuse(OkStatus());

@@ -11,8 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
-#include "server/fake_engine.h"
+#include "server/server_test_util.h"
 
 namespace surge {
 namespace {
@@ -22,32 +21,10 @@ using nlohmann::json;
 using testing_util::Delta;
 using testing_util::FakeEngine;
 
-class ServerTest : public ::testing::Test {
+class ServerTest : public testing_util::FakeServerTest {
  protected:
-  static void SetUpTestSuite() {
-    auto tokenizer = Tokenizer::FromDirectory("models/stories260K");
-    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
-    tokenizer_ = tokenizer->release();
-  }
-  static void TearDownTestSuite() { delete tokenizer_; }
+  void SetUp() override { StartServer(testing_util::StoriesTokenizer(), testing_util::FakeServerOptions()); }
 
-  void SetUp() override {
-    ServerOptions options;
-    options.port = 0;
-    options.served_model_name = "fake";
-    options.max_model_len = 512;
-    auto server = OpenAiServer::Create(engine_, *tokenizer_, options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    ASSERT_TRUE(server_->Start().ok());
-  }
-
-  std::string Url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(server_->port()) + path; }
-  net::HttpResponse Post(const std::string& path, const std::string& body) {
-    auto response = net::Fetch("POST", Url(path), body);
-    EXPECT_TRUE(response.ok()) << response.status().ToString();
-    return response.ok() ? *response : net::HttpResponse{};
-  }
   // Starts a request on `client` whose whole body lands in the returned future.
   std::future<std::string> Start(net::HttpClient& client, const std::string& body,
                                  std::function<bool(std::string_view)> on_data = nullptr) {
@@ -62,13 +39,7 @@ class ServerTest : public ::testing::Test {
     client.Send({"POST", Url("/v1/completions"), {}, body}, std::move(callbacks));
     return done->get_future();
   }
-
-  static Tokenizer* tokenizer_;
-  FakeEngine engine_;
-  std::unique_ptr<OpenAiServer> server_;
 };
-
-Tokenizer* ServerTest::tokenizer_ = nullptr;
 
 TEST_F(ServerTest, RequestsReachTheEngineAsAsked) {
   engine_.Refuse(OkStatus());

@@ -1,21 +1,18 @@
 // Tool calling through the server against a scripted engine: each parser family's text,
 // whole and streamed, comes back in OpenAI's shapes (message.tool_calls, content null,
 // finish_reason "tool_calls"; delta.tool_calls with id/type/name first, then arguments);
-// n > 1, the reasoning parser before it, parallel_tool_calls, tool_choice none and the
-// refused tool_choice values.
+// n > 1, the reasoning parser before it, parallel_tool_calls, tool_choice none, and
+// tool_choice required / named (constrained JSON, parsed whatever the parser).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <future>
 #include <map>
-#include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
-#include "server/fake_engine.h"
-#include "server/openai_server.h"
+#include "server/server_test_util.h"
 
 namespace surge {
 namespace {
@@ -31,33 +28,6 @@ constexpr char kTools[] = R"("tools": [{"type": "function", "function": {"name":
     {"type": "function", "function": {"name": "get_time"}}])";
 constexpr char kCall[] = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// stories260K's tokenizer with "<tool_call>" and "</tool_call>" added, special or not.
-std::unique_ptr<Tokenizer> ToolTokenizer(bool special) {
-  json tokenizer = json::parse(ReadFile("models/stories260K/tokenizer.json"));
-  for (auto [id, tag] : {std::pair{512, "<tool_call>"}, std::pair{513, "</tool_call>"}}) {
-    tokenizer["added_tokens"].push_back({{"id", id}, {"content", tag}, {"special", special}});
-  }
-  auto loaded = Tokenizer::FromJson(tokenizer.dump(), ReadFile("models/stories260K/tokenizer_config.json"), "tools");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? std::move(loaded).value() : nullptr;
-}
-
-std::vector<json> Events(const std::string& body) {
-  std::vector<json> events;
-  for (size_t at = body.find("data: "); at != std::string::npos; at = body.find("data: ", at + 1)) {
-    const std::string data = body.substr(at + 6, body.find("\n\n", at) - at - 6);
-    if (data != "[DONE]") events.push_back(json::parse(data));
-  }
-  return events;
-}
-
 // One streamed choice put together the way an OpenAI client does it.
 struct StreamedChoice {
   std::string content;
@@ -69,7 +39,7 @@ struct StreamedChoice {
 // name and "arguments": ""; the later ones only index and function.arguments.
 std::map<int, StreamedChoice> Collect(const std::string& body) {
   std::map<int, StreamedChoice> choices;
-  for (const json& event : Events(body)) {
+  for (const json& event : testing_util::SseEvents(body)) {
     for (const json& choice : event["choices"]) {
       StreamedChoice& out = choices[choice["index"].get<int>()];
       const json& delta = choice["delta"];
@@ -94,26 +64,20 @@ std::map<int, StreamedChoice> Collect(const std::string& body) {
   return choices;
 }
 
-class ToolServerTest : public ::testing::Test {
+class ToolServerTest : public testing_util::FakeServerTest {
  public:
   void StartServer(ToolCallParserKind parser, bool special_tags = false,
                    ReasoningParserKind reasoning = ReasoningParserKind::kNone) {
-    tokenizer_ = ToolTokenizer(special_tags);
+    tokenizer_ = testing_util::TokenizerWithTags({"<tool_call>", "</tool_call>"}, special_tags);
     ASSERT_NE(tokenizer_, nullptr);
-    ServerOptions options;
-    options.port = 0;
-    options.served_model_name = "fake";
-    options.max_model_len = 512;
-    options.chat_template = ReadFile("tests/data/chat_template_simple.jinja");
+    ServerOptions options = testing_util::FakeServerOptions();
+    options.chat_template = testing_util::ReadFile("tests/data/chat_template_simple.jinja");
     options.tool_call_parser = parser;
     options.reasoning_parser = reasoning;
-    auto server = OpenAiServer::Create(engine_, *tokenizer_, options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    ASSERT_TRUE(server_->Start().ok());
+    FakeServerTest::StartServer(*tokenizer_, options);
   }
   std::future<net::HttpResponse> Chat(const std::string& extra) {
-    const std::string url = "http://127.0.0.1:" + std::to_string(server_->port()) + "/v1/chat/completions";
+    const std::string url = Url("/v1/chat/completions");
     const std::string body =
         R"({"messages": [{"role": "user", "content": "Weather?"}], "max_tokens": 50, )" + extra + "}";
     return std::async(std::launch::async, [url, body] {
@@ -121,10 +85,7 @@ class ToolServerTest : public ::testing::Test {
       return response.ok() ? *response : net::HttpResponse{};
     });
   }
-
-  FakeEngine engine_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<OpenAiServer> server_;
+  using FakeServerTest::engine_;
 };
 
 TEST_F(ToolServerTest, HermesWholeResponseCarriesToolCalls) {
@@ -243,18 +204,69 @@ TEST_F(ToolServerTest, TextIsNotParsedWithoutToolsOrWithToolChoiceNone) {
   }
 }
 
-TEST_F(ToolServerTest, RequiredAndNamedToolChoiceAreRefusedForNow) {
+// tool_choice naming a function: the engine holds the output to the function's
+// parameters, and that output is the call's arguments, streamed in fragments -- under any
+// --tool-call-parser, none too.
+TEST_F(ToolServerTest, NamedToolChoiceStreamsTheConstrainedArguments) {
+  StartServer(ToolCallParserKind::kNone);
+  auto response = Chat(std::string(kTools) + R"(, "stream": true,
+      "tool_choice": {"type": "function", "function": {"name": "get_weather"}})");
+  ASSERT_TRUE(engine_.WaitForSubmitted(1));
+  EXPECT_NE(engine_.submitted(0).request.constraint, nullptr);
+  for (const char* piece : {"{\"city\"", ": \"Par", "is\"}"}) engine_.Emit(0, Delta(0, piece, {4}));
+  engine_.Emit(0, Delta(0, "", {}, FinishReason::kStop, /*finished=*/true));
+  const std::string body = response.get().body;
+  std::map<int, StreamedChoice> choices = Collect(body);
+  EXPECT_EQ(choices[0].content, "");
+  ASSERT_EQ(choices[0].calls.size(), 1u);
+  EXPECT_EQ(choices[0].calls[0]["function"], json({{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}));
+  EXPECT_EQ(choices[0].finish_reason, "tool_calls");
+  size_t num_fragments = 0;
+  for (size_t at = body.find("\"arguments\""); at != std::string::npos; at = body.find("\"arguments\"", at + 1)) ++num_fragments;
+  EXPECT_EQ(num_fragments, 4u) << "the opening delta with \"\", then one per piece";
+}
+
+TEST_F(ToolServerTest, NamedToolChoiceWholeResponse) {
   StartServer(ToolCallParserKind::kHermes);
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"("tool_choice": "required")", "constrained decoding"},
-      {R"("tool_choice": {"type": "function", "function": {"name": "get_time"}})", "constrained decoding"},
-      {R"("tool_choice": {"type": "function", "function": {"name": "nope"}})", "not in tools"},
-      {R"("tool_choice": "sometimes")", "tool_choice must be"}};
-  for (const auto& [field, message] : cases) {
+  auto response = Chat(std::string(kTools) + R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})");
+  ASSERT_TRUE(engine_.WaitForSubmitted(1));
+  engine_.Emit(0, Delta(0, "{}", {4}, FinishReason::kStop, /*finished=*/true));
+  const json choice = json::parse(response.get().body)["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_TRUE(choice["message"]["content"].is_null());
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u);
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"], json({{"name", "get_time"}, {"arguments", "{}"}}));
+}
+
+// "required": the output is a JSON list of calls, each sent once its object is complete.
+TEST_F(ToolServerTest, RequiredToolChoiceParsesTheListOfCalls) {
+  StartServer(ToolCallParserKind::kLlama3Json);
+  auto response = Chat(std::string(kTools) + R"(, "stream": true, "tool_choice": "required")");
+  ASSERT_TRUE(engine_.WaitForSubmitted(1));
+  EXPECT_NE(engine_.submitted(0).request.constraint, nullptr);
+  const std::string text = R"([{"name": "get_weather", "parameters": {"city": "Pa]ris"}}, {"name": "get_time", "parameters": {}}])";
+  for (size_t at = 0; at < text.size(); at += 3) engine_.Emit(0, Delta(0, text.substr(at, 3), {4}));
+  engine_.Emit(0, Delta(0, "", {}, FinishReason::kStop, /*finished=*/true));
+  std::map<int, StreamedChoice> choices = Collect(response.get().body);
+  EXPECT_EQ(choices[0].content, "");
+  ASSERT_EQ(choices[0].calls.size(), 2u);
+  EXPECT_EQ(choices[0].calls[0]["function"], json({{"name", "get_weather"}, {"arguments", R"({"city":"Pa]ris"})"}}));
+  EXPECT_EQ(choices[0].calls[1]["function"], json({{"name", "get_time"}, {"arguments", "{}"}}));
+  EXPECT_EQ(choices[0].finish_reason, "tool_calls");
+}
+
+TEST_F(ToolServerTest, BadToolChoicesAreRefused) {
+  StartServer(ToolCallParserKind::kHermes);
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {R"("tool_choice": {"type": "function", "function": {"name": "nope"}})", "tool_choice", "not in tools"},
+      {R"("tool_choice": "sometimes")", "tool_choice", "tool_choice must be"},
+      {R"("tool_choice": "required", "response_format": {"type": "json_object"})", "response_format",
+       "cannot be combined"}};
+  for (const auto& [field, param, message] : cases) {
     const net::HttpResponse http = Chat(std::string(kTools) + ", " + field).get();
     EXPECT_EQ(http.status, 400) << field;
     const json error = json::parse(http.body)["error"];
-    EXPECT_EQ(error["param"], "tool_choice") << field;
+    EXPECT_EQ(error["param"], param) << field;
     EXPECT_THAT(error["message"].get<std::string>(), HasSubstr(message)) << field;
   }
   EXPECT_EQ(engine_.num_submitted(), 0u);
@@ -269,7 +281,7 @@ TEST_F(ToolServerTest, CallsAreParsedAfterTheReasoning) {
   engine_.Emit(0, Delta(0, "ink>\n\n" + std::string(kCall), {5}, FinishReason::kStop, /*finished=*/true));
   const std::string body = response.get().body;
   std::string reasoning;
-  for (const json& event : Events(body)) {
+  for (const json& event : testing_util::SseEvents(body)) {
     for (const json& choice : event["choices"]) reasoning += choice["delta"].value("reasoning_content", "");
   }
   EXPECT_EQ(reasoning, "Maybe " + std::string(kCall) + "?");

@@ -26,29 +26,17 @@ struct TaggedFormat {
   std::optional<ToolCall> (*parse_body)(std::string_view body);
 };
 
-class TaggedParser final : public ToolCallParser {
+class TaggedParser final : public BufferedParser {
  public:
   explicit TaggedParser(TaggedFormat format) : format_(std::move(format)) {}
 
-  ToolCallDelta Add(std::string_view text) override {
-    ToolCallDelta out;
-    pending_ += text;
-    Scan(/*final=*/false, &out);
-    return out;
-  }
-
-  ToolCallDelta Finish() override {
-    ToolCallDelta out;
-    Scan(/*final=*/true, &out);
-    if (!after_call_) out.content += held_;  // separators after the last call are dropped
-    held_.clear();
-    return out;
-  }
-
  private:
-  void Scan(bool final, ToolCallDelta* out) {
+  void Scan(bool final, ToolCallDelta* out) override {
     while (in_call_ ? ScanCall(final, out) : ScanText(final, out)) {
     }
+    if (!final) return;
+    if (!after_call_) out->content += held_;  // separators after the last call are dropped
+    held_.clear();
   }
 
   // Text up to the next begin tag; true when one was found (a call is open now).
@@ -136,7 +124,6 @@ class TaggedParser final : public ToolCallParser {
   }
 
   const TaggedFormat format_;
-  std::string pending_;     // undecided: a possible tag's beginning, or the open call
   std::string held_;        // a separator run whose fate is not known yet
   bool in_call_ = false;
   bool after_call_ = false;  // nothing but separators since the last call

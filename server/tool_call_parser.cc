@@ -39,11 +39,51 @@ std::string_view Trim(std::string_view text) {
   return text;
 }
 
+size_t SkipSpace(std::string_view text, size_t at) {
+  while (at < text.size() && IsSpace(text[at])) ++at;
+  return at;
+}
+
+size_t JsonValueSize(std::string_view text) {
+  int64_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+  }
+  return std::string_view::npos;
+}
+
 size_t PartialTagSize(std::string_view text, std::string_view tag) {
   for (size_t size = std::min(text.size(), tag.size() - 1); size > 0; --size) {
     if (tag.starts_with(text.substr(text.size() - size))) return size;
   }
   return 0;
+}
+
+ToolCallDelta BufferedParser::Add(std::string_view text) {
+  ToolCallDelta out;
+  pending_ += text;
+  Scan(/*final=*/false, &out);
+  return out;
+}
+
+ToolCallDelta BufferedParser::Finish() {
+  ToolCallDelta out;
+  Scan(/*final=*/true, &out);
+  return out;
 }
 
 std::optional<ToolCall> MakeCall(std::string_view name, std::string_view arguments_json) {
@@ -121,6 +161,11 @@ std::unique_ptr<ToolCallParser> MakeToolCallParser(ToolCallParserKind kind) {
     case ToolCallParserKind::kNone: break;
   }
   return nullptr;
+}
+
+std::unique_ptr<ToolCallParser> MakeForcedToolCallParser(std::string function_name) {
+  if (function_name.empty()) return tool_call_internal::MakeRequiredCallsParser();
+  return tool_call_internal::MakeNamedFunctionParser(std::move(function_name));
 }
 
 ToolCallDelta ParseToolCalls(ToolCallParserKind kind, std::string_view text) {

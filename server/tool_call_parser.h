@@ -42,7 +42,8 @@ ToolCallParserKind DefaultToolCallParser(std::string_view model_type);
 // special tokens when the tokenizer marks one of them special).
 std::vector<std::string_view> ToolCallMarkers(ToolCallParserKind kind);
 
-// One complete call, as OpenAI's tool_calls[i] carries it.
+// One complete call, as OpenAI's tool_calls[i] carries it -- or, with an empty id, a
+// fragment of the previous call's arguments (streamed as they come: the forced parsers).
 struct ToolCall {
   int32_t index = 0;       // 0, 1, ... within the choice
   std::string id;          // "call_" + 24 random alphanumerics
@@ -69,6 +70,10 @@ class ToolCallParser {
 
 // kNone gives nullptr.
 std::unique_ptr<ToolCallParser> MakeToolCallParser(ToolCallParserKind kind);
+// tool_choice "required" (`function_name` empty) or a named function: the output is JSON
+// held to api::ToolChoiceSchema, not a model's own format. A named function's call
+// streams its arguments in fragments; required's calls come whole.
+std::unique_ptr<ToolCallParser> MakeForcedToolCallParser(std::string function_name);
 
 // The whole text at once, as the streaming parser splits it.
 ToolCallDelta ParseToolCalls(ToolCallParserKind kind, std::string_view text);

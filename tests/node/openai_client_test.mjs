@@ -95,6 +95,31 @@ test('chat: whole and streamed agree, usage matches /tokenize', async () => {
   assert.equal(usage.prompt_tokens, tokenized.body.count);
 });
 
+// Sampled, so that byte-fallback tokens (a character split over tokens) and leading
+// spaces come up: the logprob tokens join into the text, their bytes into its UTF-8, and
+// completions' text_offset slices it (in characters).
+test('logprob tokens join into the text; text_offset slices it', async () => {
+  for (let seed = 1; seed <= 12; ++seed) {
+    const completion = await client.completions.create({ model: MODEL, prompt: 'Once upon a time', max_tokens: 48,
+      temperature: 1.5, seed, logprobs: 2 });
+    const { text, logprobs } = completion.choices[0];
+    assert.equal(logprobs.tokens.join(''), text);
+    const chars = Array.from(text);
+    logprobs.tokens.forEach((token, i) => {
+      assert.equal(chars.slice(logprobs.text_offset[i], logprobs.text_offset[i] + Array.from(token).length).join(''), token);
+    });
+    const chat = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 48, temperature: 1.5, seed, logprobs: true, top_logprobs: 2 });
+    const { content } = chat.choices[0].message;
+    const entries = chat.choices[0].logprobs.content;
+    assert.equal(entries.map((entry) => entry.token).join(''), content);
+    assert.deepEqual(Buffer.from(entries.flatMap((entry) => entry.bytes)), Buffer.from(content, 'utf8'));
+    for (const entry of entries) {
+      for (const top of entry.top_logprobs) assert.ok(top.bytes.length > 0 || top.token === '', JSON.stringify(top));
+    }
+  }
+});
+
 test('errors come back as the client\'s typed errors', async () => {
   await assert.rejects(
     client.completions.create({ model: 'no-such-model', prompt: 'x', max_tokens: 1 }),

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
+import Ajv from 'ajv';
 import OpenAI from 'openai';
 
 import { MODEL_DIR, postJson, startServer, stopServer } from './serve_util.mjs';
@@ -102,7 +103,95 @@ test('streamed tool_calls deltas add up as the client accumulates them', async (
   assert.equal(content, whole.choices[0].message.content ?? '');
 });
 
-test('tool_choice "required" is refused until constrained decoding exists', async () => {
-  await assert.rejects(client.chat.completions.create({ ...request, tool_choice: 'required' }),
-    (error) => error instanceof OpenAI.BadRequestError && error.param === 'tool_choice');
+// tool_choice "required" / named: the output is held to the tools' schemas, so even this
+// model, which never calls tools of its own accord, returns calls whose arguments validate.
+const forcedTools = [
+  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 8 } }, required: ['city'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather_strict',
+      strict: true,
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', maxLength: 8 }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+        required: ['city', 'days'],
+        additionalProperties: false,
+      },
+    },
+  },
+  { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { enum: ['UTC', 'CET'] } }, required: ['tz'] } } },
+];
+const ajv = new Ajv({ strict: false });
+const validators = Object.fromEntries(forcedTools.map((t) => [t.function.name, ajv.compile(t.function.parameters)]));
+
+function assertValidCall(call) {
+  assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+  const validate = validators[call.function.name];
+  assert.ok(validate, `unknown tool ${call.function.name}`);
+  const args = JSON.parse(call.function.arguments);
+  assert.ok(validate(args), `${call.function.arguments}: ${ajv.errorsText(validate.errors)}`);
+}
+
+async function streamedCalls(body) {
+  const stream = await client.chat.completions.create({ ...body, stream: true });
+  const calls = [];
+  let finish;
+  for await (const chunk of stream) {
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    finish = choice.finish_reason ?? finish;
+    assert.ok(!choice.delta.content, `content beside a forced call: ${choice.delta.content}`);
+    for (const part of choice.delta.tool_calls ?? []) {
+      if (part.id) calls[part.index] = { id: part.id, function: { name: part.function.name, arguments: '' } };
+      calls[part.index].function.arguments += part.function?.arguments ?? '';
+    }
+  }
+  return { calls, finish };
+}
+
+test('tool_choice "required" returns valid calls of the given tools, whole and streamed', async () => {
+  for (let seed = 1; seed <= 6; ++seed) {
+    const body = { ...request, tools: forcedTools, tool_choice: 'required', max_tokens: 120, temperature: 1, seed };
+    const whole = await client.chat.completions.create(body);
+    const { message, finish_reason: finish } = whole.choices[0];
+    // A list of calls has no end of its own: this model may add calls until max_tokens
+    // (the cut one is not sent).
+    assert.ok(finish === 'tool_calls' || finish === 'length', JSON.stringify(whole.choices[0]));
+    assert.ok(message.tool_calls.length >= 1);
+    message.tool_calls.forEach(assertValidCall);
+    const streamed = await streamedCalls(body);
+    assert.equal(streamed.finish, finish);
+    assert.deepEqual(streamed.calls.map((c) => [c.function.name, c.function.arguments]),
+      message.tool_calls.map((c) => [c.function.name, c.function.arguments]), 'same seed, same calls');
+  }
+  for (let seed = 1; seed <= 3; ++seed) {
+    const single = await client.chat.completions.create({ ...request, tools: forcedTools, tool_choice: 'required',
+      parallel_tool_calls: false, max_tokens: 120, temperature: 1, seed });
+    assert.equal(single.choices[0].finish_reason, 'tool_calls', JSON.stringify(single.choices[0]));
+    assert.equal(single.choices[0].message.tool_calls.length, 1);
+    assertValidCall(single.choices[0].message.tool_calls[0]);
+  }
+});
+
+test('a named tool_choice returns that function with valid arguments', async () => {
+  for (const name of ['get_weather_strict', 'get_time']) {
+    const body = { ...request, tools: forcedTools, tool_choice: { type: 'function', function: { name } }, max_tokens: 120, temperature: 1, seed: 7 };
+    const whole = await client.chat.completions.create(body);
+    const calls = whole.choices[0].message.tool_calls;
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].function.name, name);
+    assertValidCall(calls[0]);
+    const streamed = await streamedCalls(body);
+    assert.equal(streamed.calls.length, 1);
+    assert.equal(streamed.calls[0].function.arguments, calls[0].function.arguments);
+  }
+});
+
+test('bad tool choices are 400s naming the field', async () => {
+  const refused = async (body, param) => assert.rejects(client.chat.completions.create({ ...request, ...body }),
+    (error) => error instanceof OpenAI.BadRequestError && error.param === param);
+  await refused({ tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice');
+  await refused({ tools: forcedTools }, 'tools');  // strict under "auto": not enforceable
+  await refused({ tool_choice: 'required', response_format: { type: 'json_object' } }, 'response_format');
 });
