@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/status.h"
+#include "net/cors.h"
 #include "net/http_types.h"
 #include "net/response_writer.h"
 
@@ -30,6 +31,9 @@ struct HttpServerOptions {
   int64_t body_timeout_ms = 60'000;     // end of header to end of body
   int64_t write_timeout_ms = 60'000;    // one write to a client that does not read
   int max_connections = 20'000;         // past it, new connections are closed at once
+  // Off by default. On: every response (errors, 404s and streams included) carries the
+  // CORS fields for its Origin, and OPTIONS on any path is answered as a preflight.
+  CorsOptions cors{};
 };
 
 // A handler answers through the writer, now or later, from any thread. Handlers run on
