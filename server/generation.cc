@@ -47,7 +47,6 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
   choices_.resize(prompts_.size() * spec_.n);
   for (ChoiceState& choice : choices_) choice.tool_parser = MakeToolCallParser(spec_.tool_parser);
   if (spec_.stream) {
-    context_.metrics.CountRequest(spec_.endpoint, 200);
     writer_->StartStream(200, net::SseHeaders());
     std::string sse;
     for (size_t i = 0; spec_.chat && i < choices_.size(); ++i) {
@@ -216,6 +215,9 @@ void Generation::Finish() {
 }
 
 void Generation::FinishStream(const api::Usage& usage) {
+  // Counted at the end, not at the head: a stream the client left (its writer closed
+  // before End) is a 499, as a whole response would be, never a 200.
+  context_.metrics.CountRequest(spec_.endpoint, writer_->closed() ? 499 : 200);
   std::string sse;
   if (!error_.ok()) {
     // The head (200) is long gone: OpenAI-compatible servers report the failure in-band.
