@@ -51,7 +51,8 @@ class HttpServer {
   // Exact path match, or a prefix when `path` ends in "/*" ("/v1/models/*" takes
   // "/v1/models/a/b" but not "/v1/models/"; the handler reads request.path). The exact
   // match wins, then the longest prefix. Register before Start. An unknown path answers
-  // 404, a known path with another method 405 (both with a JSON error body).
+  // 404, a known path with another method 405 (both with a JSON error body); with CORS on,
+  // OPTIONS never reaches a handler: the server answers it as a preflight.
   void Route(std::string method, std::string path, Handler handler);
 
   // Binds, listens and starts the io thread; returns once connections are accepted.
