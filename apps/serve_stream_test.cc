@@ -170,11 +170,12 @@ TEST_F(ServeStreamTest, ClientsThatLeaveAreCounted499) {
   std::condition_variable cv;
   std::vector<StatusCode> codes;
   for (bool stream : {true, false}) {
-    // Long enough (4 x 480 tokens) that the client is gone well before the engine is done.
+    // Long enough (8 x 480 tokens, ~0.3 s without invariant checks) that the client is gone
+    // well before the engine is done.
     net::ClientRequest request{"POST", testing_util::BaseUrl(*runtime_) + "/v1/chat/completions"};
     request.body = json{{"messages", {{{"role", "user"}, {"content", "Tell a story."}}}}, {"max_tokens", 480},
-                        {"ignore_eos", true}, {"n", 4}, {"stream", stream}}.dump();
-    request.timeout_ms = stream ? 30'000 : 50;  // the whole answer never arrives in 50 ms
+                        {"ignore_eos", true}, {"n", 8}, {"stream", stream}}.dump();
+    request.timeout_ms = stream ? 30'000 : 100;  // the whole answer never arrives in 100 ms
     net::ClientCallbacks callbacks;
     if (stream) callbacks.on_data = [](std::string_view, net::SteadyTime) { return false; };  // the role chunk
     callbacks.on_done = [&](net::ClientResult result) {
@@ -199,7 +200,7 @@ TEST_F(ServeStreamTest, ClientsThatLeaveAreCounted499) {
   EXPECT_EQ(std::max(MetricValue(after, kCode200), 0.0), std::max(MetricValue(before, kCode200), 0.0));
   EXPECT_EQ(MetricValue(after, "surge_generations_in_flight"), 0);
   const double tokens_before = std::max(MetricValue(before, "surge_generation_tokens_total"), 0.0);
-  EXPECT_LT(MetricValue(after, "surge_generation_tokens_total") - tokens_before, 2 * 4 * 480)
+  EXPECT_LT(MetricValue(after, "surge_generation_tokens_total") - tokens_before, 2 * 8 * 480)
       << "cancelled before the end";
 }
 

@@ -55,14 +55,21 @@ test('generateText: text, finish reason and usage', async () => {
 
 test('streamText: deltas add up to the same text as generateText, usage at the end', async () => {
   const whole = await generateText({ ...common(), prompt: 'Once upon a time' });
-  const result = streamText({ ...common(), prompt: 'Once upon a time' });
+  const contentTypes = [];
+  const recording = createOpenAICompatible({
+    name: 'surge', baseURL: `${server.baseUrl}/v1`, apiKey: 'unused', includeUsage: true,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      contentTypes.push(response.headers.get('content-type'));
+      return response;
+    },
+  });
+  const result = streamText({ ...common(), model: recording.chatModel(MODEL), prompt: 'Once upon a time' });
   let text = '';
-  let numDeltas = 0;
-  for await (const delta of result.textStream) {
-    text += delta;
-    ++numDeltas;
-  }
-  assert.ok(numDeltas > 1, 'streamed in pieces');
+  for await (const delta of result.textStream) text += delta;
+  // The number of deltas is not fixed: when the engine outpaces the drain, one SSE event
+  // carries several tokens (all 24, at times).
+  assert.match(contentTypes[0], /^text\/event-stream/);
   assert.equal(text, whole.text, 'greedy: the stream matches the whole answer');
   assert.equal(await result.finishReason, 'length');
   assert.equal((await result.usage).outputTokens, 24);
