@@ -50,6 +50,8 @@ struct ServeFlags {
   double priority_aging = 1.0;
   std::string reasoning_parser;
   std::string tool_call_parser;
+  std::string allowed_origins;
+  bool allowed_origins_given = false;  // so that an empty value is refused, not taken as "off"
   bool help = false;
 };
 
@@ -95,6 +97,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
                        kToolCallParserNames +
                        " (default: from the model's model_type: deepseek -> deepseek_v3, qwen2/qwen3 -> hermes, "
                        "llama -> llama3_json, else none)");
+  parser.AddString("allowed-origins", &f.allowed_origins,
+                   "browser origins allowed to call the API (CORS): '*' or a comma-separated list of "
+                   "scheme://host[:port] (default: none, no CORS headers)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -113,6 +118,16 @@ Status ApplyToolCallParser(const std::string& name, ServeConfig* config) {
   StatusOr<ToolCallParserKind> kind = ParseToolCallParserName(name);
   if (!kind.ok()) return InvalidArgumentError("--tool-call-parser: " + kind.status().message());
   config->tool_call_parser = *kind;
+  return OkStatus();
+}
+
+// Not given: CORS stays off.
+Status ApplyAllowedOrigins(const ServeFlags& f, ServerOptions* server) {
+  if (!f.allowed_origins_given) return OkStatus();
+  const std::string& list = f.allowed_origins;
+  StatusOr<net::CorsOptions> cors = net::ParseAllowedOrigins(list);
+  if (!cors.ok()) return InvalidArgumentError("--allowed-origins: " + cors.status().message());
+  server->cors = *std::move(cors);
   return OkStatus();
 }
 
@@ -142,6 +157,7 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   config->engine.scheduling_policy = *policy;
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
   RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
+  RETURN_IF_ERROR(ApplyAllowedOrigins(f, &config->server));
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;
@@ -235,6 +251,7 @@ int RunServe(const std::vector<std::string>& raw_args) {
     return 2;
   }
   if (flags.help) return std::printf("%s%s", kSummary, parser.Usage().c_str()), 0;
+  flags.allowed_origins_given = parser.seen("allowed-origins");
   if (!positional_model.empty()) {
     if (!flags.model.empty() && flags.model != positional_model) {
       std::fprintf(stderr, "surge serve: two model directories given ('%s' and --model '%s')\n",

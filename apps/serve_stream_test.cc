@@ -1,13 +1,15 @@
 // Streaming on a real engine: exact SSE framing with the usage chunk, 429 + Retry-After
-// when the waiting queue is full, and clients that drop their connection mid-stream.
+// when the waiting queue is full, and clients that drop their connection mid-stream (499).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "apps/serve_test_util.h"
 #include "net/http_client.h"
@@ -155,6 +157,51 @@ TEST_F(ServeStreamTest, DroppedStreamsAreCancelledAndFreeTheirBlocks) {
   EXPECT_EQ(MetricValue(metrics, "surge_num_requests_running"), 0);
   EXPECT_EQ(MetricValue(metrics, "surge_generations_in_flight"), 0);
   EXPECT_EQ(Get("/health").status, 200);
+}
+
+// A client that hangs up before its answer is complete is counted as 499 (nginx's "client
+// closed request"), streamed or not, never as a 200; its engine work stops at once.
+TEST_F(ServeStreamTest, ClientsThatLeaveAreCounted499) {
+  const std::string kCode200 = R"(surge_http_requests_total{endpoint="/v1/chat/completions",code="200"})";
+  const std::string kCode499 = R"(surge_http_requests_total{endpoint="/v1/chat/completions",code="499"})";
+  const std::string before = Get("/metrics").body;
+  net::HttpClient client;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<StatusCode> codes;
+  for (bool stream : {true, false}) {
+    // Long enough (8 x 480 tokens, ~0.3 s without invariant checks) that the client is gone
+    // well before the engine is done.
+    net::ClientRequest request{"POST", testing_util::BaseUrl(*runtime_) + "/v1/chat/completions"};
+    request.body = json{{"messages", {{{"role", "user"}, {"content", "Tell a story."}}}}, {"max_tokens", 480},
+                        {"ignore_eos", true}, {"n", 8}, {"stream", stream}}.dump();
+    request.timeout_ms = stream ? 30'000 : 100;  // the whole answer never arrives in 100 ms
+    net::ClientCallbacks callbacks;
+    if (stream) callbacks.on_data = [](std::string_view, net::SteadyTime) { return false; };  // the role chunk
+    callbacks.on_done = [&](net::ClientResult result) {
+      std::lock_guard<std::mutex> lock(mu);
+      codes.push_back(result.status.code());
+      cv.notify_all();
+    };
+    client.Send(std::move(request), std::move(callbacks));
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return codes.size() == 2; }));
+  }
+  EXPECT_THAT(codes, ::testing::UnorderedElementsAre(StatusCode::kCancelled, StatusCode::kDeadlineExceeded));
+  std::string after;
+  for (int i = 0; i < 500; ++i) {  // counted when the cancelled generation ends
+    after = Get("/metrics").body;
+    if (MetricValue(after, kCode499) - std::max(MetricValue(before, kCode499), 0.0) >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(MetricValue(after, kCode499) - std::max(MetricValue(before, kCode499), 0.0), 2);
+  EXPECT_EQ(std::max(MetricValue(after, kCode200), 0.0), std::max(MetricValue(before, kCode200), 0.0));
+  EXPECT_EQ(MetricValue(after, "surge_generations_in_flight"), 0);
+  const double tokens_before = std::max(MetricValue(before, "surge_generation_tokens_total"), 0.0);
+  EXPECT_LT(MetricValue(after, "surge_generation_tokens_total") - tokens_before, 2 * 8 * 480)
+      << "cancelled before the end";
 }
 
 }  // namespace

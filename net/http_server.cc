@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <set>
+
 #include "base/check.h"
 #include "base/logging.h"
 #include "net/server_connection.h"
@@ -122,7 +124,31 @@ ServerCore::RouteMap::const_iterator ServerCore::FindRoute(const std::string& pa
   return best;
 }
 
+std::string ServerCore::AllowedMethods(RouteMap::const_iterator path) const {
+  std::set<std::string> methods = {"OPTIONS"};
+  for (auto it = routes_.begin(); it != routes_.end(); ++it) {
+    if (path != routes_.end() && it != path) continue;
+    for (const auto& [method, handler] : it->second) methods.insert(method);
+  }
+  std::string list;
+  for (const std::string& method : methods) list += (list.empty() ? "" : ", ") + method;
+  return list;
+}
+
+// A preflight names the method it wants in Access-Control-Request-Method; the answer lists
+// them all, so one cached answer covers every call to the path.
+void ServerCore::AnswerOptions(const HttpRequest& request, ResponseWriter& writer) const {
+  CorsPreflight answer = AnswerCorsPreflight(options_.cors, request.headers, AllowedMethods(FindRoute(request.path)));
+  if (answer.status == 403) {
+    const std::string origin = request.headers.Get("Origin").substr(0, kMaxPathInErrorBytes);
+    writer.SendError(403, "origin " + origin + " is not allowed by this server's CORS policy");
+    return;
+  }
+  writer.Send(answer.status, std::move(answer.headers), "");
+}
+
 void ServerCore::HandleRequest(HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
+  if (options_.cors.enabled() && request.method == "OPTIONS") return AnswerOptions(request, *writer);
   auto path = FindRoute(request.path);
   if (path == routes_.end()) {
     writer->SendError(404, "no route for " + request.path.substr(0, kMaxPathInErrorBytes));

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/status.h"
+#include "net/cors.h"
 #include "net/http_types.h"
 #include "net/response_writer.h"
 
@@ -30,6 +31,9 @@ struct HttpServerOptions {
   int64_t body_timeout_ms = 60'000;     // end of header to end of body
   int64_t write_timeout_ms = 60'000;    // one write to a client that does not read
   int max_connections = 20'000;         // past it, new connections are closed at once
+  // Off by default. On: every response (errors, 404s and streams included) carries the
+  // CORS fields for its Origin, and OPTIONS on any path is answered as a preflight.
+  CorsOptions cors{};
 };
 
 // A handler answers through the writer, now or later, from any thread. Handlers run on
@@ -47,7 +51,8 @@ class HttpServer {
   // Exact path match, or a prefix when `path` ends in "/*" ("/v1/models/*" takes
   // "/v1/models/a/b" but not "/v1/models/"; the handler reads request.path). The exact
   // match wins, then the longest prefix. Register before Start. An unknown path answers
-  // 404, a known path with another method 405 (both with a JSON error body).
+  // 404, a known path with another method 405 (both with a JSON error body); with CORS on,
+  // OPTIONS never reaches a handler: the server answers it as a preflight.
   void Route(std::string method, std::string path, Handler handler);
 
   // Binds, listens and starts the io thread; returns once connections are accepted.

@@ -33,7 +33,7 @@ bool IsToken(std::string_view name) {
 }
 
 std::string FormatResponseHead(int status, const HttpHeaders& headers, BodyFraming framing,
-                               size_t content_length, bool keep_alive) {
+                               size_t content_length, bool keep_alive, const HttpHeaders& extra) {
   std::string out;
   out.reserve(256);
   out.append("HTTP/1.1 ").append(std::to_string(status)).append(" ");
@@ -44,9 +44,14 @@ std::string FormatResponseHead(int status, const HttpHeaders& headers, BodyFrami
     has_server = has_server || EqualsIgnoreCase(name, "Server");
     AppendField(&out, name, value);
   }
+  for (const auto& [name, value] : extra) {
+    if (EqualsIgnoreCase(name, "Vary") || !headers.Has(name)) AppendField(&out, name, value);
+  }
   if (!has_server) out.append("Server: surge\r\n");
   out.append("Date: ").append(HttpDate()).append("\r\n");
-  if (framing == BodyFraming::kContentLength) {
+  // RFC 9110 8.6: no Content-Length on a 204 or 304, which never have a body.
+  const bool bodiless = status == 204 || status == 304;
+  if (framing == BodyFraming::kContentLength && !bodiless) {
     out.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
   } else if (framing == BodyFraming::kChunked) {
     out.append("Transfer-Encoding: chunked\r\n");

@@ -19,9 +19,10 @@ enum class BodyFraming {
 
 // Status line and header block, ending with the blank line. The caller's headers are
 // sanitized (names must be tokens; CR/LF in values become spaces) and the fields that
-// decide framing (Content-Length, Transfer-Encoding, Connection) are ours alone.
+// decide framing (Content-Length, Transfer-Encoding, Connection) are ours alone. Fields of
+// `extra` follow, each unless `headers` has it already (Vary, a list, is always added).
 std::string FormatResponseHead(int status, const HttpHeaders& headers, BodyFraming framing,
-                               size_t content_length, bool keep_alive);
+                               size_t content_length, bool keep_alive, const HttpHeaders& extra = {});
 
 // Appends one chunk of a chunked body: "<hex size>\r\n<data>\r\n". `data` must not be empty.
 void AppendChunk(std::string* out, std::string_view data);

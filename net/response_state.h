@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "net/http_types.h"
+
 namespace surge::net::internal {
 
 // What the request allows, fixed when it is dispatched.
@@ -16,6 +18,7 @@ struct ResponseContext {
   bool http10 = false;        // HTTP/1.0 client: no chunked encoding, close at the end
   bool keep_alive = false;    // the request allows the connection to stay open
   size_t max_write_buffer_bytes = 0;
+  HttpHeaders extra_headers;  // added to the head of whatever answers (CORS)
 };
 
 struct ResponseState {

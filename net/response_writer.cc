@@ -56,8 +56,8 @@ void ResponseWriter::Send(int status, HttpHeaders headers, std::string body) {
     if (state_->phase != Phase::kNone || state_->closed.load()) return;
     state_->keep_alive = context.keep_alive && !connection_->draining();
     std::string bytes = internal::FormatResponseHead(status, headers, BodyFraming::kContentLength,
-                                                     body.size(), state_->keep_alive);
-    if (!context.head_request) bytes += body;
+                                                     body.size(), state_->keep_alive, context.extra_headers);
+    if (!context.head_request && status != 204 && status != 304) bytes += body;  // bodiless
     post = Enqueue(*state_, bytes, /*last=*/true);
   }
   if (post) connection_->PostFlush(state_);
@@ -81,7 +81,8 @@ void ResponseWriter::StartStream(int status, HttpHeaders headers) {
     state_->keep_alive = context.keep_alive && !connection_->draining();
     BodyFraming framing = context.http10 ? BodyFraming::kUntilClose : BodyFraming::kChunked;
     post = Enqueue(*state_,
-                   internal::FormatResponseHead(status, headers, framing, 0, state_->keep_alive),
+                   internal::FormatResponseHead(status, headers, framing, 0, state_->keep_alive,
+                                                context.extra_headers),
                    /*last=*/false);
   }
   if (post) connection_->PostFlush(state_);

@@ -3,6 +3,7 @@
 #include <boost/asio/write.hpp>
 
 #include "base/logging.h"
+#include "net/cors.h"
 #include "net/http_wire.h"
 #include "net/response_writer.h"
 #include "net/server_core.h"
@@ -142,6 +143,7 @@ void ServerConnection::Dispatch(ParsedRequest parsed) {
   context.http10 = parsed.http10;
   context.keep_alive = parsed.keep_alive && !parsed.http10;
   context.max_write_buffer_bytes = core_->options().max_write_buffer_bytes;
+  context.extra_headers = CorsResponseHeaders(core_->options().cors, parsed.request.headers);
   response_ = std::make_shared<ResponseState>(context);
   keep_alive_ = context.keep_alive;
   response_ended_ = false;
@@ -190,7 +192,8 @@ void ServerConnection::Abandon(const std::shared_ptr<ResponseState>& state) {
     LOG(WARNING) << "handler dropped the response to " << remote_ << " without answering";
     std::string body = ErrorJson(500, "the server dropped the request");
     QueueOutput(FormatResponseHead(500, {{"Content-Type", "application/json"}},
-                                   BodyFraming::kContentLength, body.size(), keep_alive_) +
+                                   BodyFraming::kContentLength, body.size(), keep_alive_,
+                                   state->context.extra_headers) +
                     body,
                 /*from_writer=*/false);
   }

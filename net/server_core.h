@@ -66,6 +66,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   using RouteMap = std::map<std::string, std::map<std::string, Handler>>;  // path -> method -> handler
   RouteMap::const_iterator FindRoute(const std::string& path) const;
+  // "GET, OPTIONS, POST": what `path` serves, or (an unknown path) what any path serves.
+  std::string AllowedMethods(RouteMap::const_iterator path) const;
+  void AnswerOptions(const HttpRequest& request, ResponseWriter& writer) const;
   RouteMap routes_;
   std::unordered_map<uint64_t, std::weak_ptr<ServerConnection>> connections_;  // io thread
   uint64_t next_connection_id_ = 1;

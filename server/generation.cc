@@ -48,7 +48,6 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
     for (ChoiceState& choice : choices_) choice.tool_parser = spec_.make_tool_parser();
   }
   if (spec_.stream) {
-    context_.metrics.CountRequest(spec_.endpoint, 200);
     writer_->StartStream(200, net::SseHeaders());
     const std::string sse = spec_.encoder->StreamStart(static_cast<int32_t>(choices_.size()));
     if (!sse.empty()) writer_->Write(sse);
@@ -225,6 +224,9 @@ void Generation::Finish() {
 }
 
 void Generation::FinishStream(const api::Usage& usage) {
+  // Counted at the end, not at the head: a stream the client left (its writer closed
+  // before End) is a 499, as a whole response would be, never a 200.
+  context_.metrics.CountRequest(spec_.endpoint, writer_->closed() ? 499 : 200);
   const std::optional<std::string> finish_reason = choices_.empty() ? std::nullopt : choices_.back().finish_reason;
   writer_->Write(spec_.encoder->StreamEnd(usage, finish_reason, error_));
   writer_->End();

@@ -50,6 +50,7 @@ OpenAiServer::OpenAiServer(std::unique_ptr<ServerContext> context) : context_(st
   http.host = context_->options.host;
   http.port = context_->options.port;
   http.max_body_bytes = context_->options.max_body_bytes;
+  http.cors = context_->options.cors;
   http_ = std::make_unique<net::HttpServer>(http);
   AddRoutes();
 }

@@ -18,6 +18,7 @@
 #include "api/request_body.h"
 #include "engine/constraint/tokenizer_vocabulary.h"
 #include "engine/engine_client.h"
+#include "net/cors.h"
 #include "net/response_writer.h"
 #include "server/constraint_cache.h"
 #include "server/prompt_builder.h"
@@ -46,6 +47,7 @@ struct ServerOptions {
   // Tool calls parsed out of chat answers when a request gives tools and tool_choice auto
   // (--tool-call-parser); kNone: such answers stay text.
   ToolCallParserKind tool_call_parser = ToolCallParserKind::kNone;
+  net::CorsOptions cors{};           // browser origins allowed to call (--allowed-origins); off by default
 };
 
 class ServerContext {

@@ -145,6 +145,16 @@ class ServeFlagsTest(unittest.TestCase):
         self.assertIn("'qwen3'", proc.stderr)
         self.assertIn("deepseek-r1", proc.stderr)
 
+    def test_malformed_allowed_origins_are_usage_errors(self):
+        # An origin that a browser would never send would match nothing: refused at start-up.
+        for value, needle in [("http://app.test/", "no trailing '/'"), ("", "empty list"),
+                              ("*,http://a.test", "'*' must stand alone"), ("app.test", "not an origin")]:
+            proc = run("serve", MODEL, "--port", "0", "--allowed-origins", value)
+            self.assertEqual(proc.returncode, 2, (value, proc.stderr))
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn("--allowed-origins", proc.stderr)
+            self.assertIn(needle, proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

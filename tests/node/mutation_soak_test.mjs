@@ -9,25 +9,14 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { test } from 'node:test';
 
-import { startServer, stopServer } from './serve_util.mjs';
+import { mulberry32, startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const CONCURRENCY = 64;
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 1e9);
 
-// A small deterministic PRNG (mulberry32), so that a failing run can be replayed by seed.
-function makeRandom(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = makeRandom(SEED);
+const random = mulberry32(SEED);  // a failing run replays by its seed
 const pick = (items) => items[Math.floor(random() * items.length)];
 const int = (n) => Math.floor(random() * n);
 

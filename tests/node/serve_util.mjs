@@ -39,6 +39,19 @@ export function stopServer(proc, timeoutMs = 30_000) {
   });
 }
 
+// mulberry32: a small seeded PRNG returning floats in [0, 1), so that a failing randomized
+// test can be replayed by its seed.
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export async function postJson(baseUrl, path, body) {
   const response = await fetch(baseUrl + path, {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import Ajv from 'ajv';
 import OpenAI from 'openai';
 
-import { startServer, stopServer } from './serve_util.mjs';
+import { mulberry32, startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
 const MODEL = 'stories260K';
@@ -27,18 +27,6 @@ before(async () => {
 after(async () => {
   if (server) assert.equal(await stopServer(server.proc), 0, 'surge serve exits 0 on SIGTERM');
 });
-
-// mulberry32: a seeded generator, so that a failure reproduces.
-function makeRng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Every value is bounded (string lengths, item counts), so each output completes within
 // max_tokens; an unbounded string could run on past it.
@@ -110,7 +98,7 @@ async function complete(schema, index) {
 }
 
 test('generated JSON schemas: every output validates (ajv), streamed and not, chat and completions', async () => {
-  const rng = makeRng(2024);
+  const rng = mulberry32(2024);  // seeded: a failure reproduces
   const schemas = Array.from({ length: NUM_SCHEMAS }, () => randomObject(rng, 0));
   const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
   const failures = [];
