@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import Ajv from 'ajv';
 import OpenAI from 'openai';
 
+import { randomSchema } from './random_schema.mjs';
 import { mulberry32, startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
@@ -27,36 +28,6 @@ before(async () => {
 after(async () => {
   if (server) assert.equal(await stopServer(server.proc), 0, 'surge serve exits 0 on SIGTERM');
 });
-
-// Every value is bounded (string lengths, item counts), so each output completes within
-// max_tokens; an unbounded string could run on past it.
-function randomLeaf(rng) {
-  const kinds = [
-    () => ({ type: 'string', maxLength: 1 + Math.floor(rng() * 10) }),
-    () => ({ type: 'string', minLength: 1, maxLength: 6 }),
-    () => ({ type: 'integer' }),
-    () => ({ type: 'integer', minimum: -5, maximum: 5 + Math.floor(rng() * 1000) }),
-    () => ({ type: 'number' }),
-    () => ({ type: 'number', minimum: 0 }),
-    () => ({ type: 'boolean' }),
-    () => ({ enum: ['red', 'green', 'blue', 'a "quoted" one'].slice(0, 2 + Math.floor(rng() * 3)) }),
-    () => ({ type: 'array', items: { type: 'integer', minimum: 0, maximum: 99 }, maxItems: 1 + Math.floor(rng() * 3) }),
-    () => ({ type: 'array', items: { type: 'string', maxLength: 4 }, minItems: 1, maxItems: 2 }),
-    () => ({ type: 'string', format: 'date' }),
-  ];
-  return kinds[Math.floor(rng() * kinds.length)]();
-}
-
-function randomObject(rng, depth) {
-  const properties = {};
-  const numProperties = 1 + Math.floor(rng() * (depth === 0 ? 6 : 3));
-  for (let i = 0; i < numProperties; ++i) {
-    const nested = depth < 2 && rng() < 0.2;
-    properties[`p${i}_${Math.floor(rng() * 100)}`] = nested ? randomObject(rng, depth + 1) : randomLeaf(rng);
-  }
-  const required = Object.keys(properties).filter(() => rng() < 0.6);
-  return { type: 'object', properties, required, additionalProperties: false };
-}
 
 async function complete(schema, index) {
   const stream = index % 2 === 1;
@@ -99,7 +70,7 @@ async function complete(schema, index) {
 
 test('generated JSON schemas: every output validates (ajv), streamed and not, chat and completions', async () => {
   const rng = mulberry32(2024);  // seeded: a failure reproduces
-  const schemas = Array.from({ length: NUM_SCHEMAS }, () => randomObject(rng, 0));
+  const schemas = Array.from({ length: NUM_SCHEMAS }, () => randomSchema(rng));
   const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
   const failures = [];
   let next = 0;
