@@ -22,8 +22,8 @@ namespace {
 
 const char kSummary[] =
     "surge serve MODEL [flags] (or --model MODEL)\n"
-    "Serves MODEL (a Hugging Face model directory or a llama/qwen2 .gguf file) over an OpenAI-compatible HTTP API:\n"
-    "/v1/completions, /v1/chat/completions, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
+    "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file) over an OpenAI-compatible HTTP API:\n"
+    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
 
 struct ServeFlags {
   std::string model;
@@ -49,6 +49,7 @@ struct ServeFlags {
   double priority_aging = 1.0;
   std::string reasoning_parser;
   std::string tool_call_parser;
+  std::string pooling = "last";
   bool help = false;
 };
 
@@ -91,6 +92,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
                        kToolCallParserNames +
                        " (default: from the model's model_type: deepseek -> deepseek_v3, qwen2/qwen3 -> hermes, "
                        "llama -> llama3_json, else none)");
+  parser.AddString("pooling", &f.pooling,
+                   "how /v1/embeddings pools the final hidden states (after the final norm) before L2 "
+                   "normalization: last (default; the last token's, as Qwen3-Embedding) | mean (over all tokens)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -134,6 +138,9 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   config->engine.scheduling_policy = *policy;
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
   RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
+  StatusOr<PoolingKind> pooling = ParsePoolingKind(f.pooling);
+  if (!pooling.ok()) return InvalidArgumentError("--pooling: " + pooling.status().message());
+  config->server.pooling = *pooling;
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;

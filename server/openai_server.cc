@@ -60,6 +60,7 @@ void OpenAiServer::AddRoutes() {
   ServerContext& context = *context_;
   http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions));
   http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions));
+  http_->Route("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
       handler(c, r, std::move(w));

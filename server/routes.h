@@ -19,6 +19,10 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& request, 
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& request, Writer writer,
                            SteadyClock::time_point arrival);
 
+// POST /v1/embeddings (embedding_routes.cc).
+void HandleEmbeddings(ServerContext& context, const net::HttpRequest& request, Writer writer,
+                      SteadyClock::time_point arrival);
+
 // POST /tokenize and /detokenize (tokenize_routes.cc).
 void HandleTokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);
 void HandleDetokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);
