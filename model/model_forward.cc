@@ -143,10 +143,10 @@ void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
   });
 }
 
-// Norms (Qwen3) and rotates each token's q and k heads, then stores its k and v heads -- quantized to the
-// cache's format, one row per kv head -- into the block that holds its position. Each
-// row is quantized on its own, so what the cache holds for a token never depends on the
-// batch around it.
+// Norms (Qwen3) and rotates each token's q and k heads, then stores its k and v heads --
+// quantized to the cache's format, one row per kv head -- into the block that holds its
+// position. Each row is quantized on its own, so what the cache holds for a token never
+// depends on the batch around it.
 void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const int64_t half = config_.head_dim / 2, block_size = kv.layout().block_size;
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
