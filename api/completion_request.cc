@@ -3,8 +3,11 @@
 namespace surge::api {
 namespace {
 
-constexpr char kPromptShape[] =
-    "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids";
+// "prompt must be a string, a list of strings, ..." for `param`.
+std::string PromptShape(std::string_view param) {
+  return std::string(param) +
+         " must be a string, a list of strings, a list of token ids or a list of lists of token ids";
+}
 
 // A list of token ids; nullopt when `value` is not one.
 std::optional<std::vector<int32_t>> AsTokenIds(const Json& value) {
@@ -19,49 +22,19 @@ std::optional<std::vector<int32_t>> AsTokenIds(const Json& value) {
   return ids;
 }
 
-ApiResult<CompletionPrompt> ParseOnePrompt(const Json& value) {
+ApiResult<CompletionPrompt> ParseOnePrompt(const Json& value, const std::string& param) {
   CompletionPrompt prompt;
   if (value.is_string()) {
     prompt.text = value.get<std::string>();
-    if (prompt.text.empty()) return InvalidParam("prompt", "prompt must not be empty");
+    if (prompt.text.empty()) return InvalidParam(param, param + " must not be empty");
     return prompt;
   }
   std::optional<std::vector<int32_t>> ids = AsTokenIds(value);
-  if (!ids) return InvalidParam("prompt", std::string(kPromptShape) + " (token ids are non-negative integers)");
-  if (ids->empty()) return InvalidParam("prompt", "prompt must not be empty");
+  if (!ids) return InvalidParam(param, PromptShape(param) + " (token ids are non-negative integers)");
+  if (ids->empty()) return InvalidParam(param, param + " must not be empty");
   prompt.is_tokens = true;
   prompt.token_ids = std::move(*ids);
   return prompt;
-}
-
-// A list whose items are strings or lists is a batch; a list of numbers is one prompt.
-ApiResult<std::vector<CompletionPrompt>> ParsePrompts(const Json* value, size_t max_prompts) {
-  if (value == nullptr) return InvalidParam("prompt", "prompt is required");
-  if (!value->is_string() && !value->is_array()) {
-    return InvalidParam("prompt", std::string(kPromptShape) + ", got " + JsonTypeName(*value));
-  }
-  if (value->is_array() && value->empty()) return InvalidParam("prompt", "prompt must not be empty");
-  const bool batch = value->is_array() && ((*value)[0].is_string() || (*value)[0].is_array());
-  if (batch && value->size() > max_prompts) {
-    return InvalidParam("prompt", "prompt holds " + std::to_string(value->size()) + " prompts; the limit is " +
-                                      std::to_string(max_prompts));
-  }
-  std::vector<CompletionPrompt> prompts;
-  if (!batch) {
-    ApiResult<CompletionPrompt> prompt = ParseOnePrompt(*value);
-    if (!prompt.ok()) return prompt.error();
-    prompts.push_back(std::move(prompt).value());
-    return prompts;
-  }
-  for (const Json& item : *value) {
-    if (item.is_string() != (*value)[0].is_string()) {
-      return InvalidParam("prompt", std::string(kPromptShape) + "; a list must not mix strings and token lists");
-    }
-    ApiResult<CompletionPrompt> prompt = ParseOnePrompt(item);
-    if (!prompt.ok()) return prompt.error();
-    prompts.push_back(std::move(prompt).value());
-  }
-  return prompts;
 }
 
 // Fields of the OpenAI API that change the output in ways this server does not offer:
@@ -80,10 +53,42 @@ void RefuseUnsupported(FieldReader& reader, int32_t n) {
 
 }  // namespace
 
+// A list whose items are strings or lists is a batch; a list of numbers is one prompt.
+ApiResult<std::vector<CompletionPrompt>> ParsePromptList(const Json* value, const PromptListSpec& spec) {
+  const std::string param(spec.param);
+  if (value == nullptr) return InvalidParam(param, param + " is required");
+  if (!value->is_string() && !value->is_array()) {
+    return InvalidParam(param, PromptShape(param) + ", got " + JsonTypeName(*value));
+  }
+  if (value->is_array() && value->empty()) return InvalidParam(param, param + " must not be empty");
+  const bool batch = value->is_array() && ((*value)[0].is_string() || (*value)[0].is_array());
+  if (batch && value->size() > spec.max_items) {
+    return InvalidParam(param, param + " holds " + std::to_string(value->size()) + " " + std::string(spec.items) +
+                                   "; the limit is " + std::to_string(spec.max_items));
+  }
+  std::vector<CompletionPrompt> prompts;
+  if (!batch) {
+    ApiResult<CompletionPrompt> prompt = ParseOnePrompt(*value, param);
+    if (!prompt.ok()) return prompt.error();
+    prompts.push_back(std::move(prompt).value());
+    return prompts;
+  }
+  for (const Json& item : *value) {
+    if (item.is_string() != (*value)[0].is_string()) {
+      return InvalidParam(param, PromptShape(param) + "; a list must not mix strings and token lists");
+    }
+    ApiResult<CompletionPrompt> prompt = ParseOnePrompt(item, param);
+    if (!prompt.ok()) return prompt.error();
+    prompts.push_back(std::move(prompt).value());
+  }
+  return prompts;
+}
+
 ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object, const RequestLimits& limits) {
   CompletionRequest request;
   FieldReader reader(object);
-  ApiResult<std::vector<CompletionPrompt>> prompts = ParsePrompts(reader.Find("prompt"), limits.max_prompts);
+  ApiResult<std::vector<CompletionPrompt>> prompts =
+      ParsePromptList(reader.Find("prompt"), {"prompt", "prompts", limits.max_prompts});
   if (!prompts.ok()) return prompts.error();
   request.prompts = std::move(prompts).value();
   ReadGenerationParams(reader, limits, &request.params);

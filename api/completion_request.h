@@ -29,6 +29,16 @@ struct CompletionRequest {
   bool add_special_tokens = true;  // vLLM's extension: BOS etc. for text prompts
 };
 
+// OpenAI's prompt shape, shared with /v1/embeddings' input: a string, a list of strings,
+// a list of token ids or a list of such lists; never empty, no item empty, at most
+// max_items items. Errors name `param` ("prompt holds 3 prompts; the limit is 2").
+struct PromptListSpec {
+  std::string_view param;  // "prompt", "input"
+  std::string_view items;  // "prompts", "inputs"
+  size_t max_items = 0;
+};
+ApiResult<std::vector<CompletionPrompt>> ParsePromptList(const Json* value, const PromptListSpec& spec);
+
 ApiResult<CompletionRequest> ParseCompletionRequest(std::string_view body, const RequestLimits& limits = {});
 ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object, const RequestLimits& limits = {});
 

@@ -26,6 +26,7 @@ struct RequestLimits {
   size_t max_stop_bytes = 1024;               // bytes of one stop string
   size_t max_stop_token_ids = 1024;           // entries of stop_token_ids
   size_t max_prompts = 1024;                  // prompts of one completions request
+  size_t max_embedding_inputs = 2048;         // inputs of one embeddings request (OpenAI's limit)
   size_t max_logit_bias = 1024;               // entries of logit_bias
 };
 

@@ -22,8 +22,8 @@ namespace {
 
 const char kSummary[] =
     "surge serve MODEL [flags] (or --model MODEL)\n"
-    "Serves MODEL (a Hugging Face model directory or a llama/qwen2 .gguf file) over an OpenAI-compatible HTTP API:\n"
-    "/v1/completions, /v1/chat/completions, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
+    "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file) over an OpenAI-compatible HTTP API:\n"
+    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
 
 struct ServeFlags {
   std::string model;
@@ -52,6 +52,7 @@ struct ServeFlags {
   std::string tool_call_parser;
   std::string allowed_origins;
   bool allowed_origins_given = false;  // so that an empty value is refused, not taken as "off"
+  std::string pooling = "last";
   bool help = false;
 };
 
@@ -100,6 +101,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("allowed-origins", &f.allowed_origins,
                    "browser origins allowed to call the API (CORS): '*' or a comma-separated list of "
                    "scheme://host[:port] (default: none, no CORS headers)");
+  parser.AddString("pooling", &f.pooling,
+                   "how /v1/embeddings pools the final hidden states (after the final norm) before L2 "
+                   "normalization: last (default; the last token's, as Qwen3-Embedding) | mean (over all tokens)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -158,6 +162,9 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
   RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
   RETURN_IF_ERROR(ApplyAllowedOrigins(f, &config->server));
+  StatusOr<PoolingKind> pooling = ParsePoolingKind(f.pooling);
+  if (!pooling.ok()) return InvalidArgumentError("--pooling: " + pooling.status().message());
+  config->server.pooling = *pooling;
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;

@@ -65,6 +65,7 @@ Status ServeRuntime::Load() {
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
   if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;
+  server.embedding_size = model_->config().hidden_size;
   server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
   LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);

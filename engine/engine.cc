@@ -115,6 +115,7 @@ Status Engine::Validate(const EngineRequest& request) const {
                                   ")");
     }
   }
+  if (request.embed) return ValidateEmbedding(request);
   if (request.n < 1 || request.n > options_.max_num_seqs) {
     return InvalidArgumentError(
         "n must be in [1, max_num_seqs = " + std::to_string(options_.max_num_seqs) + "]");
@@ -149,6 +150,27 @@ Status Engine::Validate(const EngineRequest& request) const {
   return OkStatus();
 }
 
+// An embedding request samples nothing: what only sampling reads is refused, not ignored.
+Status Engine::ValidateEmbedding(const EngineRequest& request) const {
+  if (request.n != 1) return InvalidArgumentError("an embedding request has n = 1");
+  if (request.top_logprobs != -1 || request.constraint) {
+    return InvalidArgumentError("an embedding request takes no logprobs or output constraint");
+  }
+  const int64_t num_prompt = static_cast<int64_t>(request.prompt_ids.size());
+  const int64_t max_context = model_.config().max_position_embeddings;
+  const std::string what = "input (" + std::to_string(num_prompt) + " tokens)";
+  if (num_prompt > max_context) {
+    return InvalidArgumentError(what + " exceeds the model's context of " +
+                                std::to_string(max_context) + " tokens");
+  }
+  if (kv_.NumBlocksFor(num_prompt) > num_kv_blocks_) {
+    return InvalidArgumentError(what + " needs more KV blocks than the whole KV cache (" +
+                                std::to_string(num_kv_blocks_) + " blocks of " +
+                                std::to_string(options_.block_size) + " tokens)");
+  }
+  return OkStatus();
+}
+
 StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
                                                         std::function<void()> notify) {
   RETURN_IF_ERROR(Validate(request));
@@ -162,7 +184,7 @@ StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
   // Built here, off the engine thread: priming the detokenizers costs a few decodes.
   auto state = std::make_unique<RequestState>(id, std::move(request), std::move(stop_ids),
                                               first_sequence_id, tokenizer_, masker_.vocabulary(),
-                                              channel);
+                                              channel, static_cast<int32_t>(model_.config().hidden_size));
   state->SetArrivalTime(Now());
   RETURN_IF_ERROR(queue_.Push(std::move(state)));
   return std::shared_ptr<RequestStream>(std::move(channel));
@@ -217,10 +239,18 @@ void Engine::Step() {
 
 void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> logits) {
   size_t row = 0;
+  std::span<const float> hidden = runner_.hidden();
+  const size_t hidden_size = static_cast<size_t>(model_.config().hidden_size);
   for (const ScheduledChunk& chunk : plan.chunks) {
     Sequence& seq = *chunk.seq;
     const bool decode = chunk.num_tokens == 1 && chunk.start_position >= seq.num_prompt_tokens;
     num_prompt_tokens_computed_ += chunk.num_tokens - (decode ? 1 : 0);
+    if (seq.output != SequenceOutput::kTokens) {
+      const size_t num_values = ModelRunner::NumHiddenRows(chunk) * hidden_size;
+      PoolChunk(chunk, hidden.first(num_values));
+      hidden = hidden.subspan(num_values);
+      continue;
+    }
     if (!chunk.sample) continue;
     std::span<const float> row_logits = logits.subspan(row++ * vocab_size_, vocab_size_);
     RequestState& request = *seq.request;
@@ -231,6 +261,20 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
     }
     Touch(request);
   }
+}
+
+// Embeddings run as prefill-only sequences: each chunk's hidden rows are pooled, and the
+// chunk that completes the prompt ends the request and frees its blocks at once. They
+// bypass the prefix cache both ways: mean pooling needs every token's hidden state, which
+// a cache hit would skip (the cache keeps K/V, not hidden states), and documents embedded
+// once would only push the chat prefixes that are reused out of the cache's LRU.
+void Engine::PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows) {
+  RequestState& request = *chunk.seq->request;
+  request.pooler()->Add(chunk.start_position, rows);
+  if (!chunk.sample) return;
+  request.FinishEmbedding();
+  scheduler_.Finish(*chunk.seq);
+  Touch(request);
 }
 
 void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const float> logits) {

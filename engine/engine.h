@@ -70,12 +70,14 @@ class Engine final : public EngineClient {
   Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
          int32_t num_kv_blocks);
   Status Validate(const EngineRequest& request) const;
+  Status ValidateEmbedding(const EngineRequest& request) const;
 
   // The engine thread.
   void Loop();
   bool TakeInputs();
   void Step();
   void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
+  void PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows);
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);

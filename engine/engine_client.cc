@@ -11,4 +11,12 @@ const char* FinishReasonName(FinishReason reason) {
   return "unknown";
 }
 
+const char* PoolingKindName(PoolingKind kind) { return kind == PoolingKind::kMean ? "mean" : "last"; }
+
+StatusOr<PoolingKind> ParsePoolingKind(const std::string& name) {
+  if (name == "last") return PoolingKind::kLast;
+  if (name == "mean") return PoolingKind::kMean;
+  return InvalidArgumentError("unknown pooling '" + name + "' (last, mean)");
+}
+
 }  // namespace surge

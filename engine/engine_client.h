@@ -22,6 +22,13 @@ using RequestId = uint64_t;
 enum class FinishReason { kStop, kLength, kAbort };
 const char* FinishReasonName(FinishReason reason);  // "stop", "length", "abort"
 
+// Embeddings: how the final hidden states of a prompt (after the final norm) become one
+// vector -- the last token's (Qwen3-Embedding and other decoder embedders) or the mean
+// over all tokens. Either way the result is L2-normalized.
+enum class PoolingKind { kLast, kMean };
+const char* PoolingKindName(PoolingKind kind);  // "last", "mean"
+StatusOr<PoolingKind> ParsePoolingKind(const std::string& name);
+
 struct StopConditions {
   int32_t max_tokens = 16;                 // tokens per choice
   std::vector<std::string> stop;           // stop strings; never emitted, not even in part
@@ -43,6 +50,11 @@ struct EngineRequest {
   // >= 0: the constraint applies only after this token was generated (the reasoning
   // parser's "</think>"); the tokens up to and including it are free.
   int32_t constraint_start_token_id = -1;
+  // Set: an embedding request -- prefill only, at its priority, batched with the rest;
+  // nothing is sampled (n must be 1, no logprobs or constraint; sampling and stop are not
+  // used) and the final output carries the pooled embedding. Its KV blocks are held only
+  // while it prefills, and it bypasses the prefix cache (engine/engine.cc says why).
+  std::optional<PoolingKind> embed;
 };
 
 struct TokenLogprob {
@@ -74,6 +86,9 @@ struct RequestOutput {
   int32_t num_completion_tokens = 0;     // all choices, so far
   // Seconds from Submit until the request's first chunk was scheduled; set once it was.
   std::optional<double> queue_time_s;
+  // Embedding requests, on the final output: [hidden_size], L2-normalized (empty when the
+  // request was cancelled or failed).
+  std::vector<float> embedding;
 };
 
 // The per-request channel: the engine thread appends, the consumer drains. Thread-safe.

@@ -5,25 +5,42 @@ namespace surge {
 ModelRunner::ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks)
     : model_(model),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
+      hidden_size_(static_cast<int32_t>(model.config().hidden_size)),
       storage_(layout, num_blocks) {}
 
 std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCacheManager& kv) {
   token_ids_.clear();
   chunks_.clear();
   logits_rows_.clear();
+  hidden_rows_.clear();
   for (const ScheduledChunk& chunk : plan.chunks) {
     const int32_t token_begin = static_cast<int32_t>(token_ids_.size());
     const auto first = chunk.seq->token_ids.begin() + chunk.start_position;
     token_ids_.insert(token_ids_.end(), first, first + chunk.num_tokens);
     chunks_.push_back(
         {token_begin, chunk.num_tokens, chunk.start_position, kv.BlockTable(chunk.seq->id)});
-    if (chunk.sample) logits_rows_.push_back(token_begin + chunk.num_tokens - 1);
+    const int32_t end = token_begin + chunk.num_tokens;
+    if (chunk.seq->output == SequenceOutput::kTokens) {
+      if (chunk.sample) logits_rows_.push_back(end - 1);
+      continue;
+    }
+    for (int32_t row = end - NumHiddenRows(chunk); row < end; ++row) hidden_rows_.push_back(row);
   }
   // resize() keeps the capacity: after the largest batch seen, nothing is allocated.
   logits_.resize(logits_rows_.size() * static_cast<size_t>(vocab_size_));
-  const ForwardBatch batch{token_ids_, chunks_, logits_rows_};
-  model_.Forward(batch, storage_, logits_);
+  hidden_.resize(hidden_rows_.size() * static_cast<size_t>(hidden_size_));
+  const ForwardBatch batch{token_ids_, chunks_, logits_rows_, hidden_rows_};
+  model_.Forward(batch, storage_, logits_, hidden_);
   return logits_;
+}
+
+int32_t ModelRunner::NumHiddenRows(const ScheduledChunk& chunk) {
+  switch (chunk.seq->output) {
+    case SequenceOutput::kTokens: return 0;
+    case SequenceOutput::kLastHidden: return chunk.sample ? 1 : 0;
+    case SequenceOutput::kAllHidden: return chunk.num_tokens;
+  }
+  return 0;
 }
 
 }  // namespace surge

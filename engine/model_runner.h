@@ -1,6 +1,7 @@
 // ModelRunner: turns a scheduler plan into one ForwardBatch -- every prefill chunk and
 // decode together -- runs the model over the paged KV storage it owns, and keeps the
-// logits of the rows to sample. Its batch buffers are reused from step to step.
+// logits of the rows to sample and the hidden states of the rows embeddings pool. Its
+// batch buffers are reused from step to step.
 #pragma once
 
 #include <cstdint>
@@ -24,17 +25,27 @@ class ModelRunner {
   // until the next Run.
   std::span<const float> Run(const SchedulerOutput& plan, const KvCacheManager& kv);
 
+  // After Run: [number of hidden rows, hidden_size] final-normed hidden states of the
+  // embedding chunks, in plan order, NumHiddenRows(chunk) rows each; valid until the next Run.
+  std::span<const float> hidden() const { return hidden_; }
+  // Rows of hidden() a chunk gets: every row under kAllHidden, its last under kLastHidden
+  // when the chunk completes the prompt, none otherwise.
+  static int32_t NumHiddenRows(const ScheduledChunk& chunk);
+
   int32_t vocab_size() const { return vocab_size_; }
   const KvStorage& storage() const { return storage_; }
 
  private:
   Model& model_;
   const int32_t vocab_size_;
+  const int32_t hidden_size_;
   KvStorage storage_;
   std::vector<int32_t> token_ids_;     // [num_batched_tokens]
   std::vector<SequenceChunk> chunks_;  // [num_scheduled_sequences]
   std::vector<int32_t> logits_rows_;   // [num_sampled]: each sampled chunk's last row
   std::vector<float> logits_;          // [num_sampled, vocab_size]
+  std::vector<int32_t> hidden_rows_;   // [num_hidden_rows]: rows the embedding chunks pool
+  std::vector<float> hidden_;          // [num_hidden_rows, hidden_size]
 };
 
 }  // namespace surge

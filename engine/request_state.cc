@@ -26,7 +26,8 @@ Choice::Choice(const EngineRequest& request, const SamplingParams& sampling,
 
 RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
                            SequenceId first_sequence_id, const Tokenizer& tokenizer,
-                           const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel)
+                           const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel,
+                           int32_t hidden_size)
     : id_(id),
       request_(std::move(request)),
       stop_token_ids_(std::move(stop_token_ids)),
@@ -40,7 +41,7 @@ RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int3
     auto choice = std::make_unique<Choice>(request_, sampling, tokenizer);
     Sequence& seq = choice->seq;
     seq.id = first_sequence_id + i;
-    seq.token_ids.reserve(num_prompt_tokens + request_.stop.max_tokens);
+    seq.token_ids.reserve(num_prompt_tokens + (request_.embed ? 0 : request_.stop.max_tokens));
     seq.token_ids.assign(request_.prompt_ids.begin(), request_.prompt_ids.end());
     seq.num_prompt_tokens = num_prompt_tokens;
     seq.priority = request_.priority;
@@ -52,6 +53,20 @@ RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int3
     choices_.push_back(std::move(choice));
   }
   forked_ = request_.n == 1;
+  if (request_.embed) {
+    pooler_ = std::make_unique<EmbeddingPooler>(*request_.embed, hidden_size);
+    choices_[0]->seq.output = *request_.embed == PoolingKind::kMean ? SequenceOutput::kAllHidden
+                                                                     : SequenceOutput::kLastHidden;
+  }
+}
+
+void RequestState::FinishEmbedding() {
+  Choice& choice = *choices_[0];
+  embedding_ = pooler_->Finish();
+  choice.delta.finish_reason = FinishReason::kStop;
+  choice.finished = true;
+  --num_unfinished_;
+  has_news_ = true;
 }
 
 void RequestState::SetArrivalTime(double seconds) {
@@ -133,6 +148,7 @@ std::optional<RequestOutput> RequestState::TakeOutput() {
   output.num_cached_prompt_tokens = choices_[0]->seq.num_cached_tokens;
   output.num_completion_tokens = num_completion_tokens_;
   output.queue_time_s = queue_time_s_;
+  output.embedding = std::move(embedding_);
   return output;
 }
 

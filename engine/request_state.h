@@ -12,6 +12,7 @@
 #include "engine/choice_constraint.h"
 #include "engine/constraint/token_vocabulary.h"
 #include "engine/detokenizer.h"
+#include "engine/embedding_pooler.h"
 #include "engine/engine_client.h"
 #include "engine/request_channel.h"
 #include "engine/sampler.h"
@@ -40,9 +41,11 @@ class RequestState {
   // would). Choice 0 prefills the prompt; the others fork from it (kForkPending).
   // `stop_token_ids`: EOS ids (unless ignore_eos) and the request's stop_token_ids.
   // `vocabulary` (borrowed) turns tokens into bytes for a constraint's matchers.
+  // `hidden_size` sizes an embedding request's pooler.
   RequestState(RequestId id, EngineRequest request, std::vector<int32_t> stop_token_ids,
                SequenceId first_sequence_id, const Tokenizer& tokenizer,
-               const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel);
+               const TokenVocabulary& vocabulary, std::shared_ptr<RequestChannel> channel,
+               int32_t hidden_size = 0);
 
   RequestId id() const { return id_; }
   const EngineRequest& request() const { return request_; }
@@ -67,6 +70,11 @@ class RequestState {
   // constrained output ("stop"), max_tokens. `logprobs` may be null.
   // Returns true when the choice has finished; the caller then frees its sequence.
   bool AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs);
+
+  // Embedding requests only (null otherwise): pools the hidden states of each chunk.
+  EmbeddingPooler* pooler() { return pooler_.get(); }
+  // Ends an embedding request: its prompt is complete; the final output carries the vector.
+  void FinishEmbedding();
 
   // Ends every unfinished choice with kAbort.
   void Abort();
@@ -93,6 +101,8 @@ class RequestState {
   Status error_;
   double arrival_time_s_ = 0;
   std::optional<double> queue_time_s_;  // set when first scheduled
+  std::unique_ptr<EmbeddingPooler> pooler_;  // embedding requests only
+  std::vector<float> embedding_;             // [hidden_size] once FinishEmbedding ran
 };
 
 }  // namespace surge

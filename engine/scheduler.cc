@@ -77,8 +77,9 @@ void Scheduler::ScheduleWaiting() {
     Sequence& seq = *waiting_[index];
     if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
     // One prefix-cache lookup: the cached blocks are attached, the rest is allocated.
-    const std::optional<int32_t> num_cached =
-        kv_.AllocatePrompt(seq.id, seq.token_ids, budget_tokens_);
+    // Embeddings pool hidden states the cache does not keep: they compute every token.
+    const std::optional<int32_t> num_cached = kv_.AllocatePrompt(
+        seq.id, seq.token_ids, budget_tokens_, seq.output == SequenceOutput::kTokens);
     if (!num_cached) return;
     const int32_t num_tokens = std::min(seq.num_tokens() - *num_cached, budget_tokens_);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));

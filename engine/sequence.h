@@ -19,6 +19,11 @@ enum class SequenceStatus : uint8_t {
   kFinished,
 };
 
+// What the forward pass returns for a sequence: logits of its last row to sample from, or
+// (embedding requests, prefill only) final hidden states -- of its last token once its
+// prompt is complete, or of every token of every chunk.
+enum class SequenceOutput : uint8_t { kTokens, kLastHidden, kAllHidden };
+
 struct Sequence {
   SequenceId id = 0;
   std::vector<int32_t> token_ids;  // prompt, then generated tokens
@@ -32,6 +37,7 @@ struct Sequence {
   // whose other n - 1 choices will fork from it, so that forking never breaks the cap.
   int32_t num_seq_slots = 1;
   SequenceStatus status = SequenceStatus::kWaiting;
+  SequenceOutput output = SequenceOutput::kTokens;
   RequestState* request = nullptr;  // owner; null in scheduler tests
   int32_t choice_index = 0;
 

@@ -96,6 +96,7 @@ TEST_F(StructuredOutputTest, ThirtyTwoConcurrentMatchAndEqualAlone) {
   std::vector<RequestResult> all_batched;
   for (auto& stream : streams) all_batched.push_back(testing_util::Drain(*stream));
   ExpectNoLeaks(*engine);
+  engine->Stop();
   auto alone = StartEngine({});
   for (size_t i = 0; i < requests.size(); ++i) {
     const RequestResult& batched = all_batched[i];
@@ -116,7 +117,6 @@ TEST_F(StructuredOutputTest, ThirtyTwoConcurrentMatchAndEqualAlone) {
       EXPECT_NE(batched.choices.at(0).token_ids, batched.choices.at(1).token_ids) << "choices must differ";
     }
   }
-  ExpectNoLeaks(*engine);
 }
 
 // A KV pool of a few blocks forces preemption (recompute); the matchers keep their place:

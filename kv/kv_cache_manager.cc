@@ -65,11 +65,14 @@ int32_t KvCacheManager::NumCachedTokens(std::span<const int32_t> token_ids) cons
 
 std::optional<int32_t> KvCacheManager::AllocatePrompt(SequenceId seq,
                                                       std::span<const int32_t> token_ids,
-                                                      int32_t max_new_tokens) {
+                                                      int32_t max_new_tokens,
+                                                      bool use_prefix_cache) {
   DCHECK(!tables_.contains(seq));
   DCHECK(max_new_tokens >= 1);
   Table fresh;
-  const int32_t num_cached = FindCached(token_ids, MaxCachedBlocks(token_ids), &fresh) * block_size_;
+  fresh.cacheable = use_prefix_cache;
+  const int32_t max_cached_blocks = use_prefix_cache ? MaxCachedBlocks(token_ids) : 0;
+  const int32_t num_cached = FindCached(token_ids, max_cached_blocks, &fresh) * block_size_;
   const int32_t num_new =
       std::min(static_cast<int32_t>(token_ids.size()) - num_cached, max_new_tokens);
   if (!AttachNew(seq, std::move(fresh), token_ids, num_cached + num_new)) return std::nullopt;
@@ -94,7 +97,7 @@ bool KvCacheManager::AttachNew(SequenceId seq, Table fresh, std::span<const int3
                                          [&](BlockId block) { return pool_.ref_count(block) == 0; });
   if (num_needed > pool_.num_free_blocks() - num_revived) return false;
   for (BlockId block : fresh.blocks) pool_.AddRef(block);
-  if (options_.enabled) {
+  if (options_.enabled && fresh.cacheable) {
     stats_.num_queried_tokens += static_cast<int64_t>(token_ids.size());
     stats_.num_hit_tokens += static_cast<int64_t>(fresh.blocks.size()) * block_size_;
   }
@@ -107,7 +110,7 @@ bool KvCacheManager::Grow(Table& table, std::span<const int32_t> token_ids, int3
   const int32_t num_needed = NumBlocksFor(num_tokens) - static_cast<int32_t>(table.blocks.size());
   if (num_needed > pool_.num_free_blocks()) return false;
   for (int32_t i = 0; i < num_needed; ++i) table.blocks.push_back(AllocateBlock());
-  if (options_.enabled) FileFullBlocks(table, token_ids, num_tokens);
+  if (options_.enabled && table.cacheable) FileFullBlocks(table, token_ids, num_tokens);
   return true;
 }
 

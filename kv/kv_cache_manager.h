@@ -67,10 +67,12 @@ class KvCacheManager {
   // Admits `seq` (unknown so far) with one lookup: attaches its cached leading blocks,
   // then allocates room for up to `max_new_tokens` more of `token_ids` (at least one:
   // NumCachedTokens < token_ids.size()). Returns the number of cached tokens, or nullopt
-  // and changes nothing when the pool lacks the blocks.
+  // and changes nothing when the pool lacks the blocks. With use_prefix_cache false the
+  // sequence neither reads the cache (0 cached tokens) nor files its blocks in it.
   [[nodiscard]] std::optional<int32_t> AllocatePrompt(SequenceId seq,
                                                       std::span<const int32_t> token_ids,
-                                                      int32_t max_new_tokens);
+                                                      int32_t max_new_tokens,
+                                                      bool use_prefix_cache = true);
 
   // Grows `seq`'s block table to cover positions [0, num_tokens). `token_ids` are the
   // sequence's known tokens (at least num_tokens of them); the K/V of those past the
@@ -131,6 +133,7 @@ class KvCacheManager {
     std::vector<BlockId> blocks;    // [num_blocks]
     std::vector<uint64_t> hashes;   // [num_full_blocks_filed]: chained hash of block i
     std::vector<PrefixId> prefixes; // [same]: the prefix id of block i's content
+    bool cacheable = true;          // false: its blocks are never filed (AllocatePrompt)
   };
   // Counts the leading cached blocks of `token_ids` (at most max_blocks) and, unless
   // `table` is null, appends them with their hashes and prefix ids to it.

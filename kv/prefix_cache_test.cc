@@ -54,6 +54,30 @@ TEST(PrefixCacheTest, ANewSequenceReusesTheFullBlocksOfAnEarlierOne) {
   EXPECT_TRUE(kv.CheckTokens(2, tokens).ok());
 }
 
+// Embeddings' admission: no lookup (cached blocks are not attached, nothing counted), and
+// the blocks it computes are never filed, however it grows; freed, they are plain free.
+TEST(PrefixCacheTest, AllocatePromptWithoutThePrefixCacheNeitherReadsNorFiles) {
+  KvCacheManager kv(Layout(16), 10);
+  const std::vector<int32_t> tokens = Tokens(40);
+  ASSERT_TRUE(kv.Allocate(1, tokens, 40));
+  kv.CommitComputed();
+  ASSERT_EQ(kv.num_cached_blocks(), 2);
+  const PrefixCacheStats before = kv.stats();
+  ASSERT_EQ(kv.AllocatePrompt(2, tokens, 20, /*use_prefix_cache=*/false), 0);
+  EXPECT_EQ(kv.BlockTable(2).size(), 2u);  // 20 tokens of its own
+  EXPECT_NE(kv.BlockTable(2)[0], kv.BlockTable(1)[0]);
+  ASSERT_TRUE(kv.Allocate(2, tokens, 40));
+  kv.CommitComputed();
+  EXPECT_EQ(kv.num_cached_blocks(), 2);  // sequence 1's only
+  EXPECT_EQ(kv.stats().num_queried_tokens, before.num_queried_tokens);
+  EXPECT_EQ(kv.stats().num_hit_tokens, before.num_hit_tokens);
+  EXPECT_INVARIANTS(kv);
+  kv.Free(2);
+  EXPECT_EQ(kv.num_cached_free_blocks(), 0);
+  EXPECT_EQ(kv.num_used_blocks(), 3);
+  EXPECT_INVARIANTS(kv);
+}
+
 // The scheduler's admission: one lookup attaches the cached blocks and allocates the
 // rest within the token budget; without room, nothing changes.
 TEST(PrefixCacheTest, AllocatePromptAttachesTheCachedBlocksAndAllocatesTheRest) {

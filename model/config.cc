@@ -33,6 +33,9 @@ void ReadArchitecture(ConfigReader& reader, ModelConfig* config) {
   } else if (config->model_type == "qwen2") {
     config->architecture = Architecture::kQwen2;
     expected_class = "Qwen2ForCausalLM";
+  } else if (config->model_type == "qwen3") {
+    config->architecture = Architecture::kQwen3;
+    expected_class = "Qwen3ForCausalLM";
   } else if (config->model_type == "deepseek_v2") {
     config->architecture = Architecture::kDeepseekV2;
     expected_class = "DeepseekV2ForCausalLM";
@@ -42,7 +45,7 @@ void ReadArchitecture(ConfigReader& reader, ModelConfig* config) {
   } else {
     return reader.Fail(StatusCode::kUnimplemented,
                        "unsupported model_type '" + config->model_type +
-                           "' (supported: llama, qwen2, deepseek_v2, deepseek_v3)");
+                           "' (supported: llama, qwen2, qwen3, deepseek_v2, deepseek_v3)");
   }
   if (!reader.Has("architectures")) return;
   const Json& classes = reader.At("architectures");
@@ -149,8 +152,10 @@ void SetArchitectureDefaults(ModelConfig* config) {
     config->eos_token_ids = {1};
   } else {
     config->max_position_embeddings = 32768;
-    config->bos_token_id = -1;  // Qwen2Config sets none; tokenizer_config.json does
+    config->bos_token_id = -1;  // Qwen2Config/Qwen3Config set none; tokenizer_config.json does
     config->eos_token_ids.clear();
+    // Qwen3Config's head_dim defaults to 128, not hidden_size / num_attention_heads.
+    if (config->architecture == Architecture::kQwen3) config->head_dim = 128;
   }
 }
 
@@ -175,21 +180,27 @@ void ReadDimensions(ConfigReader& reader, ModelConfig* config) {
 }
 
 // Llama's attention_bias puts biases on q, k, v and o; Qwen2 always has q/k/v biases and
-// neither o nor MLP biases (its config has no such keys).
+// neither o nor MLP biases (its config has no such keys). Qwen3 biases q, k, v and o
+// only under attention_bias (default false), never the MLP, and norms q/k per head.
 void ReadBiasesAndActivation(ConfigReader& reader, ModelConfig* config) {
-  if (config->architecture == Architecture::kQwen2) {
-    config->qkv_bias = true;
+  const bool qwen = config->architecture == Architecture::kQwen2 ||
+                    config->architecture == Architecture::kQwen3;
+  if (qwen) {
     bool sliding_window = false;
     reader.Bool("use_sliding_window", &sliding_window);
     if (sliding_window) {
       reader.Fail(StatusCode::kUnimplemented, "unsupported 'use_sliding_window': true");
     }
+  }
+  if (config->architecture == Architecture::kQwen2) {
+    config->qkv_bias = true;
   } else {
     bool attention_bias = false;
     reader.Bool("attention_bias", &attention_bias);
     config->qkv_bias = config->o_bias = attention_bias;
-    reader.Bool("mlp_bias", &config->mlp_bias);
+    if (!qwen) reader.Bool("mlp_bias", &config->mlp_bias);
   }
+  config->qk_norm = config->architecture == Architecture::kQwen3;
   std::string act = "silu";
   reader.String("hidden_act", &act);
   // transformers maps "swish" to the same SiLU function.

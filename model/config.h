@@ -11,7 +11,7 @@
 
 namespace surge {
 
-enum class Architecture { kLlama, kQwen2, kDeepseekV2, kDeepseekV3 };
+enum class Architecture { kLlama, kQwen2, kQwen3, kDeepseekV2, kDeepseekV3 };
 
 struct RopeScaling {
   enum class Type { kNone, kLinear, kLlama3, kYarn };
@@ -74,7 +74,7 @@ struct Fp8Quantization {
 
 struct ModelConfig {
   Architecture architecture = Architecture::kLlama;
-  std::string model_type;  // as written in config.json: "llama", "qwen2"
+  std::string model_type;  // as written in config.json: "llama", "qwen2", "qwen3"
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;
@@ -87,8 +87,11 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool qkv_bias = false;  // Qwen2 always; Llama when attention_bias is true
-  bool o_bias = false;    // Llama attention_bias also biases o_proj
+  bool qkv_bias = false;  // Qwen2 always; Llama and Qwen3 when attention_bias is true
+  bool o_bias = false;    // Llama's and Qwen3's attention_bias also biases o_proj
+  // Qwen3: each head's q and k go through an RMSNorm of head_dim (self_attn.q_norm /
+  // k_norm) after the projection and before RoPE.
+  bool qk_norm = false;
   bool mlp_bias = false;
   int32_t bos_token_id = -1;               // -1: none
   std::vector<int32_t> eos_token_ids;      // config.json's eos_token_id (int or list)
@@ -114,10 +117,10 @@ double AttentionSoftmaxScale(const ModelConfig& config);
 
 // Parses config.json text. `path` only names the file in error messages. Keys config.json
 // omits (or sets to null) take transformers' defaults for that model_type (e.g. Llama:
-// bos 1, eos 2, 2048 positions; Qwen2: no bos/eos, 32768 positions). Errors start with
+// bos 1, eos 2, 2048 positions; Qwen2/Qwen3: no bos/eos, 32768 positions; Qwen3: head_dim 128). Errors start with
 // `path` and name the key: INVALID_ARGUMENT for missing, ill-typed or out-of-range values
 // and malformed JSON; UNIMPLEMENTED for an unsupported model_type, architectures class,
-// hidden_act, rope_scaling type or Qwen2 sliding window. deepseek_v2 / deepseek_v3 also
+// hidden_act, rope_scaling type or Qwen2/Qwen3 sliding window. deepseek_v2 / deepseek_v3 also
 // read the MLA, MoE and YaRN fields and an FP8 quantization_config, and validate them
 // (INVALID_ARGUMENT naming the field; UNIMPLEMENTED for unknown scoring_func/topk_method).
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& path);

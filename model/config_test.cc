@@ -108,6 +108,45 @@ TEST(ModelConfigTest, Qwen2Defaults) {
   EXPECT_EQ(config->eos_token_ids, (std::vector<int32_t>{151643, 151645}));
 }
 
+// Qwen3Config: q/k norms always, biases only under attention_bias (q, k, v and o; never
+// the MLP), head_dim 128 unless given, and the Qwen defaults otherwise.
+TEST(ModelConfigTest, Qwen3) {
+  Json json = LlamaJson();
+  json["model_type"] = "qwen3";
+  json["architectures"] = {"Qwen3ForCausalLM"};
+  json["num_key_value_heads"] = 2;
+  json["head_dim"] = 32;  // wider than hidden_size / num_attention_heads = 8
+  json["tie_word_embeddings"] = true;
+  json["mlp_bias"] = true;  // not a Qwen3 key: unread, no MLP bias
+  StatusOr<ModelConfig> config = Parse(json);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->architecture, Architecture::kQwen3);
+  EXPECT_EQ(config->model_type, "qwen3");
+  EXPECT_TRUE(config->qk_norm);
+  EXPECT_FALSE(config->qkv_bias);
+  EXPECT_FALSE(config->o_bias);
+  EXPECT_FALSE(config->mlp_bias);
+  EXPECT_TRUE(config->tie_word_embeddings);
+  EXPECT_EQ(config->head_dim, 32);
+  EXPECT_EQ(config->max_position_embeddings, 32768);
+  EXPECT_EQ(config->bos_token_id, -1);
+
+  json["attention_bias"] = true;
+  json.erase("head_dim");
+  StatusOr<ModelConfig> biased = Parse(json);
+  ASSERT_TRUE(biased.ok()) << biased.status().ToString();
+  EXPECT_TRUE(biased->qkv_bias);
+  EXPECT_TRUE(biased->o_bias);
+  EXPECT_EQ(biased->head_dim, 128);  // Qwen3Config's default
+
+  json["use_sliding_window"] = true;
+  ExpectError(Parse(json), StatusCode::kUnimplemented, "use_sliding_window");
+  json["use_sliding_window"] = false;
+  json["architectures"] = {"Qwen2ForCausalLM"};
+  ExpectError(Parse(json), StatusCode::kUnimplemented, "supported: Qwen3ForCausalLM");
+  EXPECT_FALSE(Parse(LlamaJson())->qk_norm);
+}
+
 TEST(ModelConfigTest, RopeScalingVariants) {
   Json json = LlamaJson();
   json["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
@@ -158,7 +197,7 @@ TEST(ModelConfigTest, UnsupportedModelType) {
   Json json = LlamaJson();
   json["model_type"] = "gpt2";
   ExpectError(Parse(json), StatusCode::kUnimplemented,
-              "unsupported model_type 'gpt2' (supported: llama, qwen2, deepseek_v2, deepseek_v3)");
+              "unsupported model_type 'gpt2' (supported: llama, qwen2, qwen3, deepseek_v2, deepseek_v3)");
 }
 
 TEST(ModelConfigTest, UnsupportedArchitectureClass) {

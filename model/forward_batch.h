@@ -25,6 +25,10 @@ struct ForwardBatch {
   // Rows of the flat batch whose logits the caller wants, in the order they are written
   // to the logits output ([logits_rows.size(), vocab_size]). Usually each sequence's last row.
   std::span<const int32_t> logits_rows;
+  // Rows whose final-normed hidden state (the lm_head's input) the caller wants, in the
+  // order they are written to the hidden output ([hidden_rows.size(), hidden_size]):
+  // what embeddings pool. Usually empty.
+  std::span<const int32_t> hidden_rows = {};
 };
 
 }  // namespace surge

@@ -103,6 +103,10 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> HfTensors(const ModelC
       out.push_back({p + "self_attn.k_proj.bias", {kv}});
       out.push_back({p + "self_attn.v_proj.bias", {kv}});
     }
+    if (c.qk_norm) {
+      out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}});
+      out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
+    }
     out.push_back({p + "self_attn.o_proj.weight", {h, q}});
     if (c.o_bias) out.push_back({p + "self_attn.o_proj.bias", {h}});
     out.push_back({p + "post_attention_layernorm.weight", {h}});
@@ -214,8 +218,8 @@ const char* GgufFileTypeName(GgufFileType type) {
 
 Status WriteGgufModelMetadata(const ModelConfig& c, GgufFileType type, GgufWriter& w) {
   const std::string a = IsDeepseek(c) ? "deepseek2" : c.model_type;
-  if (a != "llama" && a != "qwen2" && a != "deepseek2") {
-    return UnimplementedError("GGUF conversion supports llama, qwen2 and deepseek_v2/v3, not '" +
+  if (a != "llama" && a != "qwen2" && a != "qwen3" && a != "deepseek2") {
+    return UnimplementedError("GGUF conversion supports llama, qwen2, qwen3 and deepseek_v2/v3, not '" +
                               a + "'");
   }
   w.SetString("general.architecture", a);

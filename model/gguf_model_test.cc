@@ -46,12 +46,15 @@ std::string Convert(const std::string& hf_dir, GgufFileType type) {
 TEST(GgufModelTest, F32FilesGiveExactlyTheHfLogits) {
   ThreadPool pool(2);
   for (const std::string flags : {"--model-type llama", "--model-type qwen2",
-                                  "--model-type llama --tie --attention-bias"}) {
+                                  "--model-type llama --tie --attention-bias", "--preset qwen3-tiny",
+                                  "--model-type qwen3 --attention-bias --head-dim 24"}) {
     const std::string hf = MakeTiny("exact" + std::to_string(std::hash<std::string>()(flags)), flags);
     const std::string gguf = Convert(hf, GgufFileType::kF32);
     std::unique_ptr<Model> want = LoadModelOrDie(hf, &pool), got = LoadModelOrDie(gguf, &pool);
     EXPECT_EQ(got->config().num_kv_heads, want->config().num_kv_heads);
     EXPECT_EQ(got->config().tie_word_embeddings, want->config().tie_word_embeddings);
+    EXPECT_EQ(got->config().qk_norm, want->config().qk_norm) << flags;
+    EXPECT_EQ(got->config().head_dim, want->config().head_dim) << flags;
     const std::vector<int32_t> ids = SomeIds(want->config().vocab_size, 40);
     EXPECT_TRUE(AllLogits(*want, ids) == AllLogits(*got, ids)) << flags;
     // bf16 from an F16 file: the same bits as bf16 from the HF model only up to f16

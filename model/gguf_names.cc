@@ -73,6 +73,7 @@ std::optional<GgufTensorRef> GgufTensorRefForHf(const std::string& hf_name) {
       {"self_attn.v_proj", "attn_v"},         {"self_attn.o_proj", "attn_output"},
       {"mlp.gate_proj", "ffn_gate"},          {"mlp.up_proj", "ffn_up"},
       {"mlp.down_proj", "ffn_down"},
+      {"self_attn.q_norm", "attn_q_norm"},    {"self_attn.k_norm", "attn_k_norm"},  // Qwen3
       // DeepSeek V2/V3 (llama.cpp's deepseek2): MLA, router, routed and shared experts.
       {"self_attn.q_a_proj", "attn_q_a"},     {"self_attn.q_a_layernorm", "attn_q_a_norm"},
       {"self_attn.q_b_proj", "attn_q_b"},     {"self_attn.kv_a_proj_with_mqa", "attn_kv_a_mqa"},

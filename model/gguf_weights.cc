@@ -111,9 +111,11 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& f) {
     c.architecture = Architecture::kLlama;
   } else if (arch == "qwen2") {
     c.architecture = Architecture::kQwen2;
+  } else if (arch == "qwen3") {
+    c.architecture = Architecture::kQwen3;
   } else {
     return UnimplementedError(f.path() + ": general.architecture '" + arch +
-                              "' is not supported (llama, qwen2, deepseek2)");
+                              "' is not supported (llama, qwen2, qwen3, deepseek2)");
   }
   const std::string p = arch + ".";
   ASSIGN_OR_RETURN(c.hidden_size, f.GetInt(p + "embedding_length"));
@@ -138,6 +140,10 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const GgufFile& f) {
   c.qkv_bias = f.FindTensor("blk.0.attn_q.bias") != nullptr;
   if (c.architecture == Architecture::kQwen2 && !c.qkv_bias) {
     return NotFoundError(f.path() + ": qwen2 needs tensor 'blk.0.attn_q.bias'");
+  }
+  c.qk_norm = c.architecture == Architecture::kQwen3;
+  if (c.qk_norm && f.FindTensor("blk.0.attn_q_norm.weight") == nullptr) {
+    return NotFoundError(f.path() + ": qwen3 needs tensor 'blk.0.attn_q_norm.weight'");
   }
   c.o_bias = f.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.mlp_bias = f.FindTensor("blk.0.ffn_up.bias") != nullptr;

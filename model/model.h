@@ -1,4 +1,4 @@
-// Model: a Llama / Qwen2 / DeepSeek V2-V3 decoder -- its weights (linear layers in f32,
+// Model: a Llama / Qwen2 / Qwen3 / DeepSeek V2-V3 decoder -- its weights (linear layers in f32,
 // bf16, int8 or int4; embeddings, norms and routers in f32), and one forward pass over a
 // flat batch of tokens from many sequences, with K/V (or MLA's latent) kept in a paged
 // KvStorage. A layer's attention is GQA or MLA and its MLP dense or MoE; the skeleton
@@ -90,12 +90,14 @@ class Model {
   // The KV cache layout for this model: rows of head_dim values in `dtype`.
   KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const;
 
-  // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and stores the
+  // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and
+  // [batch.hidden_rows.size(), hidden_size] final-normed hidden states, and stores the
   // K/V of every batch token into `kv` through its sequence's block table. CHECKs that
   // the batch is well formed (ids in the vocabulary, every token in exactly one
-  // sequence, block tables cover the positions, logits sized right). Not thread-safe:
+  // sequence, block tables cover the positions, outputs sized right). Not thread-safe:
   // the activations are reused (grown to the largest batch seen, never shrunk).
-  void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits);
+  void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
+               std::span<float> hidden = {});
 
  private:
   struct Layer {
@@ -103,6 +105,8 @@ class Model {
     // GQA: q, k, v rows stacked: [q_size + 2 * kv_size, hidden_size]. MLA: the query
     // rows then kv_a's: [mla_first_rows(), hidden_size] (MlaWeights).
     Linear qkv;
+    std::vector<float> q_norm;  // [head_dim]: Qwen3's per-head RMSNorm of q; empty otherwise
+    std::vector<float> k_norm;  // [head_dim]: the same for k
     std::unique_ptr<MlaWeights> mla;  // MLA layers only
     Linear o_proj;                    // [hidden_size, attention_output_size()]
     std::vector<float> post_attention_norm;  // [hidden_size]
@@ -193,7 +197,8 @@ class Model {
   int64_t rope_dim() const;               // head_dim, or qk_rope_head_dim under MLA
 
   // CHECKs the batch (see Forward), grows the activations and fills sequence_of_token.
-  void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits);
+  void IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits,
+                  std::span<float> hidden);
   void Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows);
   // Activation buffers only grow (to the largest batch seen), never shrink.
   template <typename T>
@@ -220,6 +225,8 @@ class Model {
   // normed = down(silu(gate(normed)) * up(normed)), for the first num_tokens rows.
   void DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens);
   void ComputeLogits(const ForwardBatch& batch, std::span<float> logits);
+  // The final norm of batch.hidden_rows, straight into `hidden`.
+  void ComputeHidden(const ForwardBatch& batch, std::span<float> hidden);
 
   // MLA (model_forward_mla.cc): attention output [num_tokens, H * v] into act_.attention.
   void MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv);

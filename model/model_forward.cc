@@ -12,17 +12,20 @@
 
 namespace surge {
 
-void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits) {
-  IndexBatch(batch, kv, logits);
+void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
+                    std::span<float> hidden) {
+  IndexBatch(batch, kv, logits, hidden);
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   if (num_tokens == 0) return;
   Embed(batch.token_ids);
   PrepareRope(batch);
   for (int32_t layer = 0; layer < config_.num_layers; ++layer) ForwardLayer(layer, batch, kv);
-  ComputeLogits(batch, logits);
+  if (!batch.logits_rows.empty()) ComputeLogits(batch, logits);
+  if (!batch.hidden_rows.empty()) ComputeHidden(batch, hidden);
 }
 
-void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits) {
+void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits,
+                       std::span<float> hidden) {
   const KvLayout& layout = kv.layout();
   const KvLayout expected = kv_layout(layout.block_size, layout.dtype);
   CHECK(layout.num_layers == expected.num_layers &&
@@ -35,6 +38,8 @@ void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span
           static_cast<int64_t>(batch.logits_rows.size()));
   for (int32_t id : batch.token_ids) CHECK(id >= 0 && id < config_.vocab_size) << "token id " << id;
   for (int32_t row : batch.logits_rows) CHECK(row >= 0 && row < num_tokens) << "logits row " << row;
+  CHECK_EQ(hidden.size(), batch.hidden_rows.size() * config_.hidden_size);
+  for (int32_t row : batch.hidden_rows) CHECK(row >= 0 && row < num_tokens) << "hidden row " << row;
   std::fill_n(act_.sequence_of_token.begin(), num_tokens, -1);
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceChunk& seq = batch.sequences[s];
@@ -138,14 +143,16 @@ void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
   });
 }
 
-// Rotates each token's q and k heads, then stores its k and v heads -- quantized to the
-// cache's format, one row per kv head -- into the block that holds its position. Each
-// row is quantized on its own, so what the cache holds for a token never depends on the
-// batch around it.
+// Norms (Qwen3) and rotates each token's q and k heads, then stores its k and v heads --
+// quantized to the cache's format, one row per kv head -- into the block that holds its
+// position. Each row is quantized on its own, so what the cache holds for a token never
+// depends on the batch around it.
 void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const int64_t half = config_.head_dim / 2, block_size = kv.layout().block_size;
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
   const int32_t head_dim = static_cast<int32_t>(config_.head_dim);
+  const Layer& norms = layers_[layer];
+  const float eps = static_cast<float>(config_.rms_norm_eps);
   const KvRowOps& rows = KvRowOpsFor(ActiveSimdLevel(), kv.layout().dtype);
   const PagedKvView view = kv.view(layer);
   uint8_t* k_cache = kv.k_layer(layer);  // [num_blocks, num_kv_heads, block_size, row_bytes]
@@ -155,6 +162,10 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
       float* q = &act_.qkv[t * qkv_size()];
       float* k = q + q_size();
       const float* v = k + kv_size();
+      if (!norms.q_norm.empty()) {  // Qwen3: each head normed on its own, before RoPE
+        RmsNorm(q, norms.q_norm.data(), num_heads, head_dim, eps, q);
+        RmsNorm(k, norms.k_norm.data(), num_kv_heads, head_dim, eps, k);
+      }
       ApplyRope(q, num_heads, config_.head_dim, &act_.rope_cos[t * half], &act_.rope_sin[t * half]);
       ApplyRope(k, num_kv_heads, config_.head_dim, &act_.rope_cos[t * half],
                 &act_.rope_sin[t * half]);
@@ -244,6 +255,18 @@ void Model::ComputeLogits(const ForwardBatch& batch, std::span<float> logits) {
             &act_.logits_input[r * hidden]);
   }
   MatMul(act_.logits_input.data(), num_rows, lm_head_.matrix(), nullptr, logits.data(), pool_);
+}
+
+// The same final norm as ComputeLogits (per row, so batch-invariant), without lm_head.
+void Model::ComputeHidden(const ForwardBatch& batch, std::span<float> hidden) {
+  const int64_t size = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  pool_->ParallelFor(static_cast<int64_t>(batch.hidden_rows.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      RmsNorm(&act_.hidden[batch.hidden_rows[r] * size], final_norm_.data(), 1, size, eps,
+              &hidden[r * size]);
+    }
+  });
 }
 
 }  // namespace surge

@@ -309,6 +309,10 @@ Status Model::LoadDenseAttention(const WeightSource& store, const std::string& a
   RETURN_IF_ERROR(LoadLinear(store,
                              {{a + "q_proj", q_size()}, {a + "k_proj", kv}, {a + "v_proj", kv}},
                              hidden, config_.qkv_bias, layer.qkv));
+  if (config_.qk_norm) {
+    ASSIGN_OR_RETURN(layer.q_norm, store.LoadF32(a + "q_norm.weight", {config_.head_dim}));
+    ASSIGN_OR_RETURN(layer.k_norm, store.LoadF32(a + "k_norm.weight", {config_.head_dim}));
+  }
   return LoadLinear(store, {{a + "o_proj", hidden}}, q_size(), config_.o_bias, layer.o_proj);
 }
 

@@ -299,7 +299,7 @@ TEST_F(WeightStoreTest, ConfigCorruptionsNameTheFile) {
   Status unknown = LoadModelConfig(dir_).status();
   EXPECT_EQ(unknown.code(), StatusCode::kUnimplemented);
   EXPECT_THAT(unknown.message(), HasSubstr(path + ": unsupported model_type 'gpt2' (supported: "
-                                                  "llama, qwen2, deepseek_v2, deepseek_v3)"));
+                                                  "llama, qwen2, qwen3, deepseek_v2, deepseek_v3)"));
 
   WriteText("config.json", R"({"model_type": "llama", "hidden_size": [64]})");
   Status wrong_type = LoadModelConfig(dir_).status();

@@ -50,7 +50,7 @@ struct GenerationSpec {
   bool parallel_tool_calls = true;
 };
 
-class Generation : public std::enable_shared_from_this<Generation> {
+class Generation : public InFlightRequest, public std::enable_shared_from_this<Generation> {
  public:
   Generation(ServerContext& context, GenerationSpec spec, std::shared_ptr<net::ResponseWriter> writer);
 
@@ -59,7 +59,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // submitted for earlier prompts are cancelled.
   Status Start(std::vector<EngineRequest> requests);
   // Stops every engine request; each stream then ends (finish_reason "abort").
-  void Cancel();
+  void Cancel() override;
 
  private:
   struct ChoiceState {

@@ -62,6 +62,7 @@ void OpenAiServer::AddRoutes() {
   http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions));
   http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions));
   http_->Route("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses));
+  http_->Route("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
       handler(c, r, std::move(w));

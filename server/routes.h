@@ -38,6 +38,9 @@ void HandleResponses(ServerContext& context, const net::HttpRequest& request, Wr
 inline constexpr char kResponsesPrefix[] = "/v1/responses/";
 void HandleGetResponse(ServerContext& context, const net::HttpRequest& request, Writer writer);
 void HandleDeleteResponse(ServerContext& context, const net::HttpRequest& request, Writer writer);
+// POST /v1/embeddings (embedding_routes.cc).
+void HandleEmbeddings(ServerContext& context, const net::HttpRequest& request, Writer writer,
+                      SteadyClock::time_point arrival);
 
 // POST /tokenize and /detokenize (tokenize_routes.cc).
 void HandleTokenize(ServerContext& context, const net::HttpRequest& request, Writer writer);

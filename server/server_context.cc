@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "server/generation.h"
 
 namespace surge {
 
@@ -26,16 +25,16 @@ int ServerContext::RetryAfterSeconds() const {
   return static_cast<int>(std::clamp<int64_t>((stats.num_waiting + batch - 1) / batch, 1, 60));
 }
 
-uint64_t ServerContext::Register(std::shared_ptr<Generation> generation) {
+uint64_t ServerContext::Register(std::shared_ptr<InFlightRequest> request) {
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t id = next_id_++;
-  in_flight_.emplace(id, std::move(generation));
+  in_flight_.emplace(id, std::move(request));
   metrics.SetInFlight(static_cast<int64_t>(in_flight_.size()));
   return id;
 }
 
 void ServerContext::Unregister(uint64_t id) {
-  std::shared_ptr<Generation> last;  // released after the lock: its destructor may run here
+  std::shared_ptr<InFlightRequest> last;  // released after the lock: its destructor may run here
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = in_flight_.find(id);
@@ -47,11 +46,11 @@ void ServerContext::Unregister(uint64_t id) {
   idle_cv_.notify_all();
 }
 
-std::vector<std::shared_ptr<Generation>> ServerContext::InFlight() const {
+std::vector<std::shared_ptr<InFlightRequest>> ServerContext::InFlight() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::shared_ptr<Generation>> generations;
-  for (const auto& [id, generation] : in_flight_) generations.push_back(generation);
-  return generations;
+  std::vector<std::shared_ptr<InFlightRequest>> requests;
+  for (const auto& [id, request] : in_flight_) requests.push_back(request);
+  return requests;
 }
 
 bool ServerContext::WaitUntilIdle(std::chrono::milliseconds timeout) {

@@ -1,6 +1,6 @@
 // ServerContext: what every route of the OpenAI server shares — the engine client, the
-// prompt builder, metrics, the worker threads, the options, and the generations in
-// flight (so that shutdown can wait for them or cancel them).
+// prompt builder, metrics, the worker threads, the options, and the requests in flight
+// (so that shutdown can wait for them or cancel them).
 #pragma once
 
 #include <atomic>
@@ -30,7 +30,14 @@
 
 namespace surge {
 
-class Generation;
+// A request in flight that shutdown waits for, then cancels: a Generation (completions,
+// chat) or an Embedding.
+class InFlightRequest {
+ public:
+  virtual ~InFlightRequest() = default;
+  // Stops its engine requests; each then ends, and the request answers and unregisters.
+  virtual void Cancel() = 0;
+};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -48,6 +55,10 @@ struct ServerOptions {
   // (--tool-call-parser); kNone: such answers stay text.
   ToolCallParserKind tool_call_parser = ToolCallParserKind::kNone;
   net::CorsOptions cors{};           // browser origins allowed to call (--allowed-origins); off by default
+  // /v1/embeddings: how the engine pools final hidden states (--pooling), and their width
+  // (the model's hidden_size; the most `dimensions` may ask for).
+  PoolingKind pooling = PoolingKind::kLast;
+  int64_t embedding_size = 0;
 };
 
 class ServerContext {
@@ -67,10 +78,10 @@ class ServerContext {
   // Seconds a refused client should wait: the queue's depth over the batch that drains it.
   int RetryAfterSeconds() const;
 
-  // The generations in flight, for shutdown.
-  uint64_t Register(std::shared_ptr<Generation> generation);
+  // The requests in flight, for shutdown.
+  uint64_t Register(std::shared_ptr<InFlightRequest> request);
   void Unregister(uint64_t id);
-  std::vector<std::shared_ptr<Generation>> InFlight() const;
+  std::vector<std::shared_ptr<InFlightRequest>> InFlight() const;
   // True once nothing is in flight; false when `timeout` passes first.
   bool WaitUntilIdle(std::chrono::milliseconds timeout);
 
@@ -88,7 +99,7 @@ class ServerContext {
  private:
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;
-  std::unordered_map<uint64_t, std::shared_ptr<Generation>> in_flight_;  // guarded by mu_
+  std::unordered_map<uint64_t, std::shared_ptr<InFlightRequest>> in_flight_;  // guarded by mu_
   uint64_t next_id_ = 1;                                                  // guarded by mu_
 };
 

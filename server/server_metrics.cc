@@ -22,7 +22,7 @@ ServerMetrics::ServerMetrics()
                                            "HTTP requests answered, by endpoint and status code",
                                            {"endpoint", "code"})),
       in_flight_(registry_.AddGauge("surge_generations_in_flight",
-                                    "Completion and chat requests being generated or streamed")),
+                                    "Completion, chat and embedding requests in flight (being computed or sent)")),
       running_(registry_.AddGauge("surge_num_requests_running", "Sequences in the engine's running batch")),
       waiting_(registry_.AddGauge("surge_num_requests_waiting", "Sequences waiting for the engine")),
       kv_usage_(registry_.AddGauge("surge_kv_cache_usage_ratio", "Fraction of KV cache blocks in use (0..1)")),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes a random-weight Hugging Face Llama / Qwen2 model directory.
+"""Writes a random-weight Hugging Face Llama / Qwen2 / Qwen3 model directory.
 
 The directory holds config.json and model.safetensors (F32, F16 or BF16), or shards named
 by model.safetensors.index.json, exactly as transformers would save them, so that surge
@@ -13,6 +13,7 @@ The safetensors files are written with struct/json/numpy only (no safetensors pa
   make_tiny_model.py --out /tmp/tiny                          # the small default
   make_tiny_model.py --out /tmp/m --preset llama-110m         # 110M Llama for benchmarks
   make_tiny_model.py --out /tmp/q --model-type qwen2 --dtype bf16 --shards 2
+  make_tiny_model.py --out /tmp/q3 --preset qwen3-tiny         # q/k norms, head_dim != hidden/heads
   make_tiny_model.py --out /tmp/r --config '{"rope_scaling": {"rope_type": "llama3", ...}}'
   make_tiny_model.py --out /tmp/d --preset deepseek-v3-tiny --dtype bf16 --fp8   # MLA + MoE, FP8
 """
@@ -33,6 +34,12 @@ PRESETS = {
     "llama-110m": dict(model_type="llama", hidden_size=768, intermediate_size=2048,
                        num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=12,
                        vocab_size=32000, max_position_embeddings=2048, tie_word_embeddings=False),
+    # Qwen3's shape in small: per-head q/k RMSNorm, head_dim (32) wider than
+    # hidden_size / num_attention_heads (16), GQA, tied embeddings (as Qwen3-0.6B).
+    "qwen3-tiny": dict(model_type="qwen3", hidden_size=64, intermediate_size=160,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=32, vocab_size=256, max_position_embeddings=512,
+                       tie_word_embeddings=True),
     **tiny_deepseek.PRESETS,
 }
 
@@ -46,9 +53,10 @@ def build_config(overrides, dtype="F32"):
         return tiny_deepseek.build_config(dict(overrides), TORCH_DTYPE_NAMES[dtype])
     c = dict(PRESETS["tiny"])
     c.update(overrides)
-    qwen = c["model_type"] == "qwen2"
+    qwen = c["model_type"] in ("qwen2", "qwen3")
+    classes = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
     defaults = dict(
-        architectures=["Qwen2ForCausalLM" if qwen else "LlamaForCausalLM"],
+        architectures=[classes[c["model_type"]]],
         hidden_act="silu", rms_norm_eps=1e-6 if qwen else 1e-5, rope_theta=10000.0,
         rope_scaling=None, tie_word_embeddings=False, initializer_range=0.02, use_cache=True,
         bos_token_id=1, eos_token_id=2, torch_dtype=TORCH_DTYPE_NAMES[dtype],
@@ -56,6 +64,8 @@ def build_config(overrides, dtype="F32"):
     if qwen:
         defaults.update(use_sliding_window=False, sliding_window=None,
                         max_window_layers=c["num_hidden_layers"])
+        if c["model_type"] == "qwen3":
+            defaults.update(attention_bias=False)
     else:
         defaults.update(attention_bias=False, mlp_bias=False, pretraining_tp=1)
     for key, value in defaults.items():
@@ -72,7 +82,8 @@ def tensor_specs(c):
     q_size = c["num_attention_heads"] * head_dim
     kv_size = c["num_key_value_heads"] * head_dim
     qkv_bias = c["model_type"] == "qwen2" or c.get("attention_bias", False)
-    o_bias = c["model_type"] == "llama" and c.get("attention_bias", False)
+    o_bias = c["model_type"] in ("llama", "qwen3") and c.get("attention_bias", False)
+    qk_norm = c["model_type"] == "qwen3"
     mlp_bias = c["model_type"] == "llama" and c.get("mlp_bias", False)
     specs = [("model.embed_tokens.weight", (c["vocab_size"], hidden), "embed")]
     for i in range(c["num_hidden_layers"]):
@@ -89,6 +100,9 @@ def tensor_specs(c):
             specs.append((p + name + ".weight", (out_features, in_features), "linear"))
             if bias:
                 specs.append((p + name + ".bias", (out_features,), "bias"))
+            if qk_norm and name == "self_attn.k_proj":
+                specs.append((p + "self_attn.q_norm.weight", (head_dim,), "norm"))
+                specs.append((p + "self_attn.k_norm.weight", (head_dim,), "norm"))
         specs.append((p + "post_attention_layernorm.weight", (hidden,), "norm"))
     specs.append(("model.norm.weight", (hidden,), "norm"))
     if not c["tie_word_embeddings"]:
@@ -213,7 +227,7 @@ def parse_args():
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
     p.add_argument("--config", help="JSON object (or a path to a JSON file) of config.json overrides")
-    p.add_argument("--model-type", choices=["llama", "qwen2"])
+    p.add_argument("--model-type", choices=["llama", "qwen2", "qwen3"])
     for flag in ("hidden-size", "intermediate-size", "num-hidden-layers", "num-attention-heads",
                  "num-key-value-heads", "head-dim", "vocab-size", "max-position-embeddings"):
         p.add_argument("--" + flag, type=int)

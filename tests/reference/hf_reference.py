@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""An independent PyTorch forward pass of Hugging Face LlamaForCausalLM / Qwen2ForCausalLM.
+"""An independent PyTorch forward pass of Hugging Face LlamaForCausalLM / Qwen2ForCausalLM /
+Qwen3ForCausalLM.
 
 Written from the transformers modeling semantics, not from surge's code, and reading the
 model directory itself (config.json; model.safetensors or the shards of
@@ -11,9 +12,17 @@ model.safetensors.index.json; F32/F16/BF16 widened to f32):
   - GQA through repeat_kv (query head h reads kv head h // (num_heads / num_kv_heads)),
     scores scaled by head_dim^-0.5, causal mask, softmax in f32;
   - q/k/v biases (Qwen2 always, Llama with attention_bias, which also biases o_proj),
-    mlp_bias, tied or untied lm_head (tied: lm_head is embed_tokens).
+    mlp_bias, tied or untied lm_head (tied: lm_head is embed_tokens);
+  - Qwen3 (modeling_qwen3.Qwen3Attention): q_norm / k_norm, RMSNorms of head_dim applied to
+    every head of q and k after the projection (view [T, heads, head_dim]) and before RoPE;
+    attention_bias (default false) biases q, k, v and o; no MLP bias; head_dim defaults
+    to 128 (Qwen3Config);
+  - embeddings: the final-normed hidden states (model.norm output), pooled "last" (the
+    last token's row, as Qwen3-Embedding) or "mean" (over all tokens), then L2-normalized
+    (torch.nn.functional.normalize).
 
   hf_reference.py MODEL_DIR --ids 1,2,3  ->  JSON {"logits": [[...], ...]} for every position
+  hf_reference.py MODEL_DIR --ids 1,2,3 --embed mean  ->  JSON {"embedding": [...]}
 """
 import argparse
 import json
@@ -83,7 +92,8 @@ class Config:
         self.num_layers = d["num_hidden_layers"]
         self.num_heads = d["num_attention_heads"]
         self.num_kv_heads = d.get("num_key_value_heads") or self.num_heads
-        self.head_dim = d.get("head_dim") or self.hidden_size // self.num_heads
+        qwen3 = self.model_type == "qwen3"
+        self.head_dim = d.get("head_dim") or (128 if qwen3 else self.hidden_size // self.num_heads)
         self.vocab_size = d["vocab_size"]
         self.eps = d.get("rms_norm_eps", 1e-6)
         self.rope_theta = d.get("rope_theta", 10000.0)
@@ -92,7 +102,8 @@ class Config:
         qwen = self.model_type == "qwen2"
         self.qkv_bias = qwen or d.get("attention_bias", False)
         self.o_bias = (not qwen) and d.get("attention_bias", False)
-        self.mlp_bias = (not qwen) and d.get("mlp_bias", False)
+        self.mlp_bias = self.model_type == "llama" and d.get("mlp_bias", False)
+        self.qk_norm = qwen3
 
 
 def rope_inv_freq(cfg):
@@ -149,8 +160,12 @@ class Reference:
 
     def attention(self, x, p, cos, sin):
         cfg, length = self.cfg, x.shape[0]
-        q = self.linear(x, p + "q_proj", cfg.qkv_bias).view(length, cfg.num_heads, cfg.head_dim).transpose(0, 1)
-        k = self.linear(x, p + "k_proj", cfg.qkv_bias).view(length, cfg.num_kv_heads, cfg.head_dim).transpose(0, 1)
+        q = self.linear(x, p + "q_proj", cfg.qkv_bias).view(length, cfg.num_heads, cfg.head_dim)
+        k = self.linear(x, p + "k_proj", cfg.qkv_bias).view(length, cfg.num_kv_heads, cfg.head_dim)
+        if cfg.qk_norm:  # RMSNorm over the last dim: each head of each token on its own
+            q = rms_norm(q, self.w[p + "q_norm.weight"], cfg.eps)
+            k = rms_norm(k, self.w[p + "k_norm.weight"], cfg.eps)
+        q, k = q.transpose(0, 1), k.transpose(0, 1)
         v = self.linear(x, p + "v_proj", cfg.qkv_bias).view(length, cfg.num_kv_heads, cfg.head_dim).transpose(0, 1)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
@@ -171,6 +186,18 @@ class Reference:
     @torch.no_grad()
     def logits(self, ids):
         """[len(ids), vocab_size] logits of a single sequence starting at position 0."""
+        return torch.nn.functional.linear(self.hidden_states(ids), self.lm_head)
+
+    @torch.no_grad()
+    def embedding(self, ids, pooling):
+        """[hidden_size]: the final-normed hidden states pooled ("last" or "mean"), L2-normalized."""
+        hidden = self.hidden_states(ids)
+        pooled = hidden[-1] if pooling == "last" else hidden.mean(dim=0)
+        return torch.nn.functional.normalize(pooled, p=2, dim=0)
+
+    @torch.no_grad()
+    def hidden_states(self, ids):
+        """[len(ids), hidden_size]: the output of model.norm for each position."""
         cfg = self.cfg
         x = self.w["model.embed_tokens.weight"][torch.tensor(ids, dtype=torch.long)]
         positions = torch.arange(len(ids), dtype=torch.float32)
@@ -183,8 +210,7 @@ class Reference:
             x = x + self.attention(h, p + "self_attn.", cos, sin)
             h = rms_norm(x, self.w[p + "post_attention_layernorm.weight"], cfg.eps)
             x = x + self.mlp(h, p + "mlp.")
-        x = rms_norm(x, self.w["model.norm.weight"], cfg.eps)
-        return torch.nn.functional.linear(x, self.lm_head)
+        return rms_norm(x, self.w["model.norm.weight"], cfg.eps)
 
 
 def main():
@@ -192,8 +218,12 @@ def main():
     parser.add_argument("model_dir")
     parser.add_argument("--ids", required=True, help="comma-separated token ids")
     parser.add_argument("--float64", action="store_true", help="compute in float64")
+    parser.add_argument("--embed", choices=["last", "mean"], help="print the pooled embedding instead")
     args = parser.parse_args()
     ref = Reference(args.model_dir, torch.float64 if args.float64 else torch.float32)
+    if args.embed:
+        embedding = ref.embedding([int(t) for t in args.ids.split(",")], args.embed)
+        return print(json.dumps({"embedding": embedding.tolist()}))
     logits = ref.logits([int(t) for t in args.ids.split(",")])
     print(json.dumps({"logits": logits.tolist()}))
 

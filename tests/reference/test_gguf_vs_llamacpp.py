@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """surge's GGUF models against llama.cpp itself (node-llama-cpp's prebuilt CPU build).
 
-Five Hugging Face models -- a random llama (GQA, untied lm_head, hidden 256 so that Q4_K
-rows hold whole 256-blocks), a random qwen2 (q/k/v biases), the bundled stories260K
+Six Hugging Face models -- a random llama (GQA, untied lm_head, hidden 256 so that Q4_K
+rows hold whole 256-blocks), a random qwen2 (q/k/v biases), a random qwen3 (q/k norms,
+head_dim 128 != hidden / heads), the bundled stories260K
 (tied embeddings; 64 wide, so its k-quant rows fall back as llama-quantize's would), and
 random DeepSeek V2-Lite- and V3-shaped models (llama.cpp's deepseek2: MLA with q_lora_rank
 null / set, softmax-greedy / sigmoid-noaux_tc MoE with shared experts, YaRN) -- are
@@ -87,6 +88,8 @@ DEEPSEEK_TYPES = ["f32", "bf16"]
 MODELS = {
     "llama": COMMON + ["--no-tie", "--seed", "1"],
     "qwen2": COMMON + ["--model-type", "qwen2", "--no-tie", "--seed", "2"],
+    # q/k norms; head_dim 128 != 256 / 4 travels as attention.key_length.
+    "qwen3": COMMON + ["--model-type", "qwen3", "--head-dim", "128", "--no-tie", "--seed", "5"],
     "stories260K": None,
     "deepseek-v2-lite": ["--preset", "deepseek-v2-lite-tiny"] + DEEPSEEK + ["--seed", "3"],
     "deepseek-v3": (["--preset", "deepseek-v3-tiny"] + DEEPSEEK[:-1] +

@@ -1,0 +1,190 @@
+// POST /v1/embeddings: every input becomes a prefill-only engine request (pooled under
+// --pooling), batched with the rest of the traffic; the answer is OpenAI's list of vectors,
+// as floats or base64, truncated to `dimensions` when asked.
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+#include "api/embedding_request.h"
+#include "server/routes.h"
+
+namespace surge {
+namespace {
+
+constexpr char kEmbeddings[] = "/v1/embeddings";
+
+// One embeddings request in flight. Threads as Generation's: the engine thread only
+// notifies (a Drain is posted to the workers), the io thread only cancels.
+class Embedding : public InFlightRequest, public std::enable_shared_from_this<Embedding> {
+ public:
+  Embedding(ServerContext& context, api::EmbeddingRequest request, Writer writer, SteadyClock::time_point arrival)
+      : context_(context), request_(std::move(request)), writer_(std::move(writer)), arrival_(arrival) {}
+
+  // Submits one engine request per input; a refusal comes back with nothing sent, and
+  // the requests already submitted are cancelled.
+  Status Start(std::vector<EngineRequest> requests);
+  void Cancel() override;
+
+ private:
+  struct Input {
+    std::shared_ptr<RequestStream> stream;
+    bool done = false;
+    int32_t num_tokens = 0;
+    std::vector<float> embedding;  // [embedding_size] once done
+  };
+  void Notify();
+  void Drain();
+  void Finish();
+
+  ServerContext& context_;
+  const api::EmbeddingRequest request_;
+  const Writer writer_;
+  const SteadyClock::time_point arrival_;
+  uint64_t registry_id_ = 0;
+  std::atomic<bool> drain_posted_{false};
+  std::mutex ids_mu_;           // held only to copy ids: Cancel runs on the io thread
+  std::vector<RequestId> ids_;  // guarded by ids_mu_
+  std::mutex mu_;               // serializes Start and Drain
+  bool started_ = false;
+  bool finished_ = false;
+  std::vector<Input> inputs_;
+  Status error_;  // the first engine failure
+};
+
+Status Embedding::Start(std::vector<EngineRequest> requests) {
+  registry_id_ = context_.Register(shared_from_this());
+  std::lock_guard<std::mutex> lock(mu_);
+  std::weak_ptr<Embedding> weak = weak_from_this();
+  for (EngineRequest& request : requests) {
+    const int32_t num_tokens = static_cast<int32_t>(request.prompt_ids.size());
+    auto stream = context_.engine.Submit(std::move(request), [weak] {
+      if (auto self = weak.lock()) self->Notify();
+    });
+    if (!stream.ok()) {
+      Cancel();
+      context_.Unregister(registry_id_);
+      return stream.status();
+    }
+    std::lock_guard<std::mutex> ids_lock(ids_mu_);
+    ids_.push_back((*stream)->id());
+    inputs_.push_back({std::move(stream).value(), false, num_tokens, {}});
+  }
+  // A client that leaves frees the engine's work at once.
+  writer_->OnClose([weak] {
+    auto self = weak.lock();
+    if (self && self->writer_->disconnected()) self->Cancel();
+  });
+  started_ = true;
+  return OkStatus();
+}
+
+void Embedding::Cancel() {
+  std::vector<RequestId> ids;
+  {
+    std::lock_guard<std::mutex> lock(ids_mu_);
+    ids = ids_;
+  }
+  for (RequestId id : ids) context_.engine.Cancel(id);
+}
+
+void Embedding::Notify() {
+  if (drain_posted_.exchange(true)) return;  // a drain is already on its way
+  context_.runner.Post([self = shared_from_this()] { self->Drain(); });
+}
+
+void Embedding::Drain() {
+  drain_posted_.store(false);  // before polling: news from now on posts another drain
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_ || finished_) return;
+  bool all_done = true;
+  for (Input& input : inputs_) {
+    if (input.done) continue;
+    if (std::optional<RequestOutput> output = input.stream->Poll()) {
+      if (!output->error.ok() && error_.ok()) error_ = output->error;
+      if (output->queue_time_s) context_.metrics.ObserveQueueTime(api::PriorityTier(0), *output->queue_time_s);
+      if (!output->embedding.empty()) input.embedding = std::move(output->embedding);
+      input.done = output->finished;
+    }
+    all_done &= input.done;
+  }
+  if (all_done) Finish();
+}
+
+void Embedding::Finish() {
+  finished_ = true;
+  int64_t num_tokens = 0;
+  std::vector<std::vector<float>> embeddings;
+  bool complete = error_.ok();
+  for (Input& input : inputs_) {
+    num_tokens += input.num_tokens;
+    complete &= !input.embedding.empty();  // empty: cancelled
+    embeddings.push_back(request_.dimensions ? api::TruncateEmbedding(input.embedding, *request_.dimensions)
+                                             : std::move(input.embedding));
+  }
+  const double e2e_s = std::chrono::duration<double>(SteadyClock::now() - arrival_).count();
+  context_.metrics.ObserveGeneration(0, e2e_s, num_tokens, 0);  // prompt tokens; no output tokens
+  context_.Unregister(registry_id_);
+  if (writer_->closed()) return context_.metrics.CountRequest(kEmbeddings, 499);  // the client left first
+  if (!error_.ok()) return context_.ReplyError(*writer_, kEmbeddings, api::ApiError{error_, "", ""});
+  if (!complete) {  // cancelled by shutdown
+    return context_.ReplyError(*writer_, kEmbeddings, {UnavailableError("the server is shutting down"), "", ""});
+  }
+  context_.Reply(*writer_, kEmbeddings, 200,
+                 api::EmbeddingResponseJson(context_.options.served_model_name, embeddings, request_.base64, num_tokens));
+}
+
+// An input past the context is a 400 with OpenAI's context_length_exceeded, as prompts are.
+std::optional<api::ApiError> CheckLength(const ServerContext& context, size_t index, size_t num_tokens) {
+  const int64_t max_len = context.prompts.max_model_len();
+  if (num_tokens == 0) return api::InvalidParam("input", "input " + std::to_string(index) + " has no tokens");
+  if (max_len <= 0 || static_cast<int64_t>(num_tokens) <= max_len) return std::nullopt;
+  return api::ApiError{InvalidArgumentError("This model's maximum context length is " + std::to_string(max_len) +
+                                            " tokens, and input " + std::to_string(index) + " has " +
+                                            std::to_string(num_tokens) + " tokens. Shorten the input."),
+                       "input", kContextLengthExceeded};
+}
+
+// One prefill-only engine request per input; text goes through the tokenizer with its
+// special tokens (BOS, or the EOS a Qwen3-Embedding tokenizer appends to pool on).
+api::ApiResult<std::vector<EngineRequest>> MakeEngineRequests(const ServerContext& context,
+                                                              const api::EmbeddingRequest& request) {
+  std::vector<EngineRequest> requests;
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    api::ApiResult<std::vector<int32_t>> ids = context.prompts.FromCompletionPrompt(request.inputs[i], true);
+    if (!ids.ok()) {
+      api::ApiError error = ids.error();
+      error.param = "input";
+      return error;
+    }
+    if (auto error = CheckLength(context, i, ids->size())) return *error;
+    EngineRequest engine_request;
+    engine_request.prompt_ids = std::move(ids).value();
+    engine_request.embed = context.options.pooling;
+    requests.push_back(std::move(engine_request));
+  }
+  return requests;
+}
+
+}  // namespace
+
+void HandleEmbeddings(ServerContext& context, const net::HttpRequest& http, Writer writer,
+                      SteadyClock::time_point arrival) {
+  api::ApiResult<api::EmbeddingRequest> parsed = api::ParseEmbeddingRequest(http.body, context.options.request_limits);
+  if (!parsed.ok()) return context.ReplyError(*writer, kEmbeddings, parsed.error());
+  if (auto error = CheckModel(context, parsed->model)) return context.ReplyError(*writer, kEmbeddings, *error);
+  if (context.options.embedding_size > 0) {
+    if (auto error = api::CheckDimensions(*parsed, context.options.embedding_size)) {
+      return context.ReplyError(*writer, kEmbeddings, *error);
+    }
+  }
+  api::ApiResult<std::vector<EngineRequest>> requests = MakeEngineRequests(context, *parsed);
+  if (!requests.ok()) return context.ReplyError(*writer, kEmbeddings, requests.error());
+  if (context.draining) {
+    return context.ReplyError(*writer, kEmbeddings, {UnavailableError("the server is shutting down"), "", ""});
+  }
+  auto embedding = std::make_shared<Embedding>(context, std::move(parsed).value(), writer, arrival);
+  Status status = embedding->Start(std::move(requests).value());
+  if (!status.ok()) context.ReplyError(*writer, kEmbeddings, api::ApiError{status, "", ""});
+}
+
+}  // namespace surge
