@@ -40,9 +40,6 @@ ApiResult<CompletionPrompt> ParseOnePrompt(const Json& value, const std::string&
 // Fields of the OpenAI API that change the output in ways this server does not offer:
 // refusing them beats silently answering something else.
 void RefuseUnsupported(FieldReader& reader, int32_t n) {
-  bool echo = false;
-  reader.Bool("echo", &echo);
-  reader.Require(!echo, "echo", "echo is not supported");
   std::string suffix;
   reader.String("suffix", &suffix);
   reader.Require(suffix.empty(), "suffix", "suffix is not supported");
@@ -91,7 +88,8 @@ ApiResult<CompletionRequest> CompletionRequestFromJson(const Json& object, const
       ParsePromptList(reader.Find("prompt"), {"prompt", "prompts", limits.max_prompts});
   if (!prompts.ok()) return prompts.error();
   request.prompts = std::move(prompts).value();
-  ReadGenerationParams(reader, limits, &request.params);
+  reader.Bool("echo", &request.echo);
+  ReadGenerationParams(reader, limits, &request.params, /*min_max_tokens=*/request.echo ? 0 : 1);
   reader.IntInRange("logprobs", 0, kMaxLogprobs, &request.params.top_logprobs);
   reader.Bool("add_special_tokens", &request.add_special_tokens);
   RefuseUnsupported(reader, request.params.n);

@@ -27,6 +27,10 @@ struct CompletionRequest {
   std::vector<CompletionPrompt> prompts;
   GenerationParams params;         // logprobs (an int) lands in params.top_logprobs
   bool add_special_tokens = true;  // vLLM's extension: BOS etc. for text prompts
+  // Each choice's text starts with its prompt (decoded from its tokens); with logprobs,
+  // the prompt's tokens come first in them, the first unscored. max_tokens may be 0 then
+  // (evaluation harnesses score prompts that way).
+  bool echo = false;
 };
 
 // OpenAI's prompt shape, shared with /v1/embeddings' input: a string, a list of strings,

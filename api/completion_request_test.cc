@@ -169,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "user": 5})", "user", "must be a string"},
         BadCase{R"({"prompt": "x", "priority": 1.5})", "priority", "must be an integer"},
         BadCase{R"({"prompt": "x", "add_special_tokens": 0})", "add_special_tokens", "must be a boolean"},
-        BadCase{R"({"prompt": "x", "echo": true})", "echo", "not supported"},
+        BadCase{R"({"prompt": "x", "max_tokens": 0})", "max_tokens", "must be in [1"},
+        BadCase{R"({"prompt": "x", "echo": true, "max_tokens": -1})", "max_tokens", "must be in [0"},
         BadCase{R"({"prompt": "x", "suffix": "s"})", "suffix", "not supported"},
         BadCase{R"({"prompt": "x", "best_of": 3})", "best_of", "not supported"},
         BadCase{R"({"prompt": "x", "logit_bias": {"300": 500}})", "logit_bias", "in [-100, 100], got 500"},
@@ -181,6 +182,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "guided_json": 3})", "guided_json", "must be a JSON schema"},
         BadCase{R"({"prompt": "x", "guided_decoding_backend": "xgrammar"})", "guided_decoding_backend",
                 "not a supported field"}));
+
+
+TEST(CompletionRequestTest, EchoAllowsMaxTokensZero) {
+  ApiResult<CompletionRequest> parsed = ParseCompletionRequest(R"({"prompt": "x", "echo": true, "max_tokens": 0, "logprobs": 2})");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().status.ToString();
+  EXPECT_TRUE(parsed->echo);
+  EXPECT_EQ(parsed->params.max_tokens, 0);
+  EXPECT_EQ(parsed->params.top_logprobs, 2);
+  EXPECT_FALSE(ParseCompletionRequest(R"({"prompt": "x"})")->echo);
+}
 
 }  // namespace
 }  // namespace surge::api

@@ -31,6 +31,13 @@ Json CompletionLogprobsJson(const std::vector<TokenLogprobInfo>& logprobs, int64
   Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array(), offsets = Json::array();
   for (const TokenLogprobInfo& info : logprobs) {
     tokens.push_back(info.token);
+    offsets.push_back(text_offset);
+    text_offset += NumChars(info.token);
+    if (!info.scored) {
+      token_logprobs.push_back(nullptr);
+      top.push_back(nullptr);
+      continue;
+    }
     token_logprobs.push_back(ClampLogprob(info.logprob));
     Json alternatives = Json::object();
     for (const TopLogprob& alternative : info.top) {
@@ -38,8 +45,6 @@ Json CompletionLogprobsJson(const std::vector<TokenLogprobInfo>& logprobs, int64
     }
     if (!alternatives.contains(info.token)) alternatives[info.token] = ClampLogprob(info.logprob);
     top.push_back(std::move(alternatives));
-    offsets.push_back(text_offset);
-    text_offset += NumChars(info.token);
   }
   return Json{{"tokens", std::move(tokens)},
               {"token_logprobs", std::move(token_logprobs)},

@@ -149,10 +149,11 @@ void ReadPriority(FieldReader& reader, int32_t* priority) {
 
 }  // namespace
 
-void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params) {
+void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params,
+                          int64_t min_max_tokens) {
   reader.String("model", &params->model);
   int64_t max_tokens = 0;
-  if (reader.IntInRange("max_tokens", 1, INT64_MAX, &max_tokens)) params->max_tokens = max_tokens;
+  if (reader.IntInRange("max_tokens", min_max_tokens, INT64_MAX, &max_tokens)) params->max_tokens = max_tokens;
   ReadSampling(reader, params);
   ReadStop(reader, limits, &params->stop);
   ReadStopTokenIds(reader, limits, &params->stop_token_ids);

@@ -62,6 +62,8 @@ inline constexpr char kPriorityValues[] =
 
 // Reads every shared field of `object` into `params` (max_tokens only; chat's
 // max_completion_tokens is the caller's). Errors are kept in `reader`.
-void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params);
+// `min_max_tokens`: 1, or 0 where a request may only score its prompt (completions' echo).
+void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params,
+                          int64_t min_max_tokens = 1);
 
 }  // namespace surge::api

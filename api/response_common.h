@@ -42,6 +42,8 @@ struct TokenLogprobInfo {
   double logprob = 0;
   std::string bytes;
   std::vector<TopLogprob> top;  // best first
+  // false: a prompt's first token (echo), which nothing scores: null logprob and top.
+  bool scored = true;
 };
 
 // One tool call a chat choice made: JSON {"id", "type": "function", "function": {"name",

@@ -51,6 +51,14 @@ TEST(ResponseTest, CompletionLogprobsWithOffsetsAndClampedInfinity) {
             R"("top_logprobs":[{" a":-0.5," b":-1.5},{"é":-9999.0}],"text_offset":[10,12]})");
 }
 
+// echo: the prompt's first token has nothing to score it.
+TEST(ResponseTest, CompletionLogprobsOfAnUnscoredFirstToken) {
+  std::vector<TokenLogprobInfo> logprobs = {{"Once", 0, "Once", {}, /*scored=*/false}, {" upon", -1, " upon", {}}};
+  EXPECT_EQ(CompletionLogprobsJson(logprobs, 0).dump(),
+            R"({"tokens":["Once"," upon"],"token_logprobs":[null,-1.0],)"
+            R"("top_logprobs":[null,{" upon":-1.0}],"text_offset":[0,4]})");
+}
+
 TEST(ResponseTest, ChatResponse) {
   ChoiceOutput choice{0, "Hello", std::nullopt, 0, "stop", std::nullopt, {}};
   EXPECT_EQ(ChatResponseJson({"chatcmpl-x", 1, "m"}, {choice}, Usage{2, 1, 0, std::nullopt}),

@@ -120,7 +120,13 @@ Status Engine::Validate(const EngineRequest& request) const {
     return InvalidArgumentError(
         "n must be in [1, max_num_seqs = " + std::to_string(options_.max_num_seqs) + "]");
   }
-  if (request.stop.max_tokens < 1) return InvalidArgumentError("max_tokens must be >= 1");
+  if (request.prompt_logprobs < -1 || request.prompt_logprobs > vocab_size_) {
+    return InvalidArgumentError("prompt_logprobs must be in [0, vocab_size] (or -1: none)");
+  }
+  // max_tokens 0 only scores the prompt (completions' echo with logprobs).
+  if (request.stop.max_tokens < (request.prompt_logprobs >= 0 ? 0 : 1)) {
+    return InvalidArgumentError(request.prompt_logprobs >= 0 ? "max_tokens must be >= 0" : "max_tokens must be >= 1");
+  }
   if (request.top_logprobs < -1 || request.top_logprobs > vocab_size_) {
     return InvalidArgumentError("top_logprobs must be in [0, vocab_size] (or -1: none)");
   }
@@ -153,7 +159,7 @@ Status Engine::Validate(const EngineRequest& request) const {
 // An embedding request samples nothing: what only sampling reads is refused, not ignored.
 Status Engine::ValidateEmbedding(const EngineRequest& request) const {
   if (request.n != 1) return InvalidArgumentError("an embedding request has n = 1");
-  if (request.top_logprobs != -1 || request.constraint) {
+  if (request.top_logprobs != -1 || request.prompt_logprobs != -1 || request.constraint) {
     return InvalidArgumentError("an embedding request takes no logprobs or output constraint");
   }
   const int64_t num_prompt = static_cast<int64_t>(request.prompt_ids.size());
@@ -245,15 +251,24 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
     Sequence& seq = *chunk.seq;
     const bool decode = chunk.num_tokens == 1 && chunk.start_position >= seq.num_prompt_tokens;
     num_prompt_tokens_computed_ += chunk.num_tokens - (decode ? 1 : 0);
-    if (seq.output != SequenceOutput::kTokens) {
+    if (seq.output == SequenceOutput::kLastHidden || seq.output == SequenceOutput::kAllHidden) {
       const size_t num_values = ModelRunner::NumHiddenRows(chunk) * hidden_size;
       PoolChunk(chunk, hidden.first(num_values));
       hidden = hidden.subspan(num_values);
       continue;
     }
+    const int32_t num_scoring_rows = ModelRunner::NumPromptLogitsRows(chunk);
+    if (num_scoring_rows > 0) {
+      ScorePrompt(chunk, logits.subspan(row * vocab_size_, static_cast<size_t>(num_scoring_rows) * vocab_size_));
+      row += num_scoring_rows;
+    }
     if (!chunk.sample) continue;
     std::span<const float> row_logits = logits.subspan(row++ * vocab_size_, vocab_size_);
     RequestState& request = *seq.request;
+    if (request.request().stop.max_tokens == 0) {  // the prompt scored, nothing to generate
+      FinishAllChoices(request, FinishReason::kLength);
+      continue;
+    }
     if (!request.forked()) {
       SampleFirstTokensAndFork(request, row_logits);
     } else {
@@ -274,6 +289,27 @@ void Engine::PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows)
   if (!chunk.sample) return;
   request.FinishEmbedding();
   scheduler_.Finish(*chunk.seq);
+  Touch(request);
+}
+
+// Prompt logprobs (echo): row i of `rows` is the logits at position start + i, which score
+// the prompt's token at start + i + 1, as the model saw it (no constraint, no penalties).
+void Engine::ScorePrompt(const ScheduledChunk& chunk, std::span<const float> rows) {
+  RequestState& request = *chunk.seq->request;
+  const int32_t num_rows = static_cast<int32_t>(rows.size() / vocab_size_);
+  for (int32_t i = 0; i < num_rows; ++i) {
+    const int32_t position = chunk.start_position + i + 1;
+    const int32_t token = chunk.seq->token_ids[position];
+    ComputeLogProbs(rows.subspan(static_cast<size_t>(i) * vocab_size_, vocab_size_), token,
+                    request.request().prompt_logprobs, &logprobs_);
+    request.AddPromptLogprob(position, logprobs_);
+  }
+  Touch(request);
+}
+
+void Engine::FinishAllChoices(RequestState& request, FinishReason reason) {
+  request.FinishAll(reason);
+  for (int32_t i = 0; i < request.num_choices(); ++i) scheduler_.Finish(request.choice(i).seq);
   Touch(request);
 }
 

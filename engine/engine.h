@@ -78,6 +78,8 @@ class Engine final : public EngineClient {
   void Step();
   void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
   void PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows);
+  void ScorePrompt(const ScheduledChunk& chunk, std::span<const float> rows);
+  void FinishAllChoices(RequestState& request, FinishReason reason);
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);

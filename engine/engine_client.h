@@ -42,6 +42,11 @@ struct EngineRequest {
   StopConditions stop;
   int32_t n = 1;              // independent choices; they share the prompt's KV blocks
   int32_t top_logprobs = -1;  // -1: no logprobs; k >= 0: the chosen token's and k alternatives
+  // -1: none; k >= 0: every prompt token after the first is scored (its logprob under the
+  // model given the tokens before it, and k alternatives), for completions' echo. Such a
+  // request computes its whole prompt (no prefix-cache hits), and may have max_tokens 0:
+  // it then ends ("length") once its prompt is scored.
+  int32_t prompt_logprobs = -1;
   bool skip_special_tokens = true;
   int32_t priority = 0;       // lower is more urgent (used by the priority policy)
   // Structured output: every choice's output is held to this grammar (token masks before
@@ -84,6 +89,9 @@ struct RequestOutput {
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_prompt_tokens = 0;  // served from the prefix cache
   int32_t num_completion_tokens = 0;     // all choices, so far
+  // prompt_logprobs requests: the prompt tokens scored since the previous output, in
+  // order; all of them (positions 1 .. num_prompt_tokens - 1) before any output token.
+  std::vector<TokenLogprob> prompt_logprobs;
   // Seconds from Submit until the request's first chunk was scheduled; set once it was.
   std::optional<double> queue_time_s;
   // Embedding requests, on the final output: [hidden_size], L2-normalized (empty when the

@@ -1,5 +1,7 @@
 #include "engine/model_runner.h"
 
+#include <algorithm>
+
 namespace surge {
 
 ModelRunner::ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks)
@@ -20,7 +22,8 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
     chunks_.push_back(
         {token_begin, chunk.num_tokens, chunk.start_position, kv.BlockTable(chunk.seq->id)});
     const int32_t end = token_begin + chunk.num_tokens;
-    if (chunk.seq->output == SequenceOutput::kTokens) {
+    if (chunk.seq->output == SequenceOutput::kTokens || chunk.seq->output == SequenceOutput::kPromptLogits) {
+      for (int32_t row = token_begin; row < token_begin + NumPromptLogitsRows(chunk); ++row) logits_rows_.push_back(row);
       if (chunk.sample) logits_rows_.push_back(end - 1);
       continue;
     }
@@ -34,9 +37,18 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
   return logits_;
 }
 
+// The chunk's rows at prompt positions p whose next token (p + 1) is still the prompt's:
+// its first rows (a recomputed chunk after preemption may run on into the output).
+int32_t ModelRunner::NumPromptLogitsRows(const ScheduledChunk& chunk) {
+  if (chunk.seq->output != SequenceOutput::kPromptLogits) return 0;
+  const int32_t num_scored = chunk.seq->num_prompt_tokens - 1 - chunk.start_position;
+  return std::clamp(num_scored, 0, chunk.num_tokens);
+}
+
 int32_t ModelRunner::NumHiddenRows(const ScheduledChunk& chunk) {
   switch (chunk.seq->output) {
-    case SequenceOutput::kTokens: return 0;
+    case SequenceOutput::kTokens:
+    case SequenceOutput::kPromptLogits: return 0;
     case SequenceOutput::kLastHidden: return chunk.sample ? 1 : 0;
     case SequenceOutput::kAllHidden: return chunk.num_tokens;
   }

@@ -21,8 +21,8 @@ class ModelRunner {
   ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks);
 
   // Runs all chunks of `plan` in one forward pass; K/V go where `kv` block tables say.
-  // Returns [number of chunks with `sample` set, vocab_size] logits, in plan order, valid
-  // until the next Run.
+  // Returns the logits, in plan order, valid until the next Run: per chunk its
+  // NumPromptLogitsRows rows, then its last row when `sample` is set ([rows, vocab_size]).
   std::span<const float> Run(const SchedulerOutput& plan, const KvCacheManager& kv);
 
   // After Run: [number of hidden rows, hidden_size] final-normed hidden states of the
@@ -31,6 +31,9 @@ class ModelRunner {
   // Rows of hidden() a chunk gets: every row under kAllHidden, its last under kLastHidden
   // when the chunk completes the prompt, none otherwise.
   static int32_t NumHiddenRows(const ScheduledChunk& chunk);
+  // Rows of a kPromptLogits chunk that score the prompt's next token (positions p with
+  // p + 1 < num_prompt_tokens); 0 for other chunks.
+  static int32_t NumPromptLogitsRows(const ScheduledChunk& chunk);
 
   int32_t vocab_size() const { return vocab_size_; }
   const KvStorage& storage() const { return storage_; }
@@ -42,8 +45,8 @@ class ModelRunner {
   KvStorage storage_;
   std::vector<int32_t> token_ids_;     // [num_batched_tokens]
   std::vector<SequenceChunk> chunks_;  // [num_scheduled_sequences]
-  std::vector<int32_t> logits_rows_;   // [num_sampled]: each sampled chunk's last row
-  std::vector<float> logits_;          // [num_sampled, vocab_size]
+  std::vector<int32_t> logits_rows_;   // [num_logits_rows]: prompt-scoring rows, sampled chunks' last rows
+  std::vector<float> logits_;          // [num_logits_rows, vocab_size]
   std::vector<int32_t> hidden_rows_;   // [num_hidden_rows]: rows the embedding chunks pool
   std::vector<float> hidden_;          // [num_hidden_rows, hidden_size]
 };

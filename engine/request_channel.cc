@@ -32,6 +32,8 @@ void Merge(RequestOutput& into, RequestOutput& from) {
   into.num_cached_prompt_tokens = from.num_cached_prompt_tokens;
   into.num_completion_tokens = from.num_completion_tokens;
   if (from.queue_time_s) into.queue_time_s = from.queue_time_s;
+  for (TokenLogprob& logprob : from.prompt_logprobs) into.prompt_logprobs.push_back(std::move(logprob));
+  if (!from.embedding.empty()) into.embedding = std::move(from.embedding);
 }
 
 }  // namespace

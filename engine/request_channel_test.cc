@@ -38,6 +38,24 @@ TEST(RequestChannelTest, PollMergesEverythingPushedSinceTheLastPoll) {
   EXPECT_FALSE(channel.Poll().has_value());
 }
 
+TEST(RequestChannelTest, PromptLogprobsAppendAndTheEmbeddingSurvivesAMerge) {
+  RequestChannel channel(1, nullptr);
+  RequestOutput first;
+  first.prompt_logprobs = {{5, -1.0f, "a", {}}};
+  RequestOutput second;
+  second.prompt_logprobs = {{6, -2.0f, "b", {}}};
+  second.embedding = {0.6f, 0.8f};
+  second.finished = true;
+  channel.Push(std::move(first));
+  channel.Push(std::move(second));
+  std::optional<RequestOutput> output = channel.Poll();
+  ASSERT_TRUE(output.has_value());
+  ASSERT_EQ(output->prompt_logprobs.size(), 2u);
+  EXPECT_EQ(output->prompt_logprobs[1].token, 6);
+  EXPECT_EQ(output->embedding, (std::vector<float>{0.6f, 0.8f}));
+  EXPECT_TRUE(output->finished);
+}
+
 TEST(RequestChannelTest, NothingAfterTheFinalOutput) {
   RequestChannel channel(1, nullptr);
   channel.Push(Delta(0, 1, "a", /*finished=*/true));

@@ -53,6 +53,7 @@ RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int3
     choices_.push_back(std::move(choice));
   }
   forked_ = request_.n == 1;
+  if (request_.prompt_logprobs >= 0) choices_[0]->seq.output = SequenceOutput::kPromptLogits;
   if (request_.embed) {
     pooler_ = std::make_unique<EmbeddingPooler>(*request_.embed, hidden_size);
     choices_[0]->seq.output = *request_.embed == PoolingKind::kMean ? SequenceOutput::kAllHidden
@@ -116,6 +117,20 @@ bool RequestState::Finish(Choice& choice, FinishReason reason) {
   return true;
 }
 
+void RequestState::AddPromptLogprob(int32_t position, const TokenLogProbs& logprobs) {
+  if (position != next_prompt_logprob_position_) return;
+  ++next_prompt_logprob_position_;
+  prompt_logprobs_.push_back(ToOutput(logprobs));
+  has_news_ = true;
+}
+
+void RequestState::FinishAll(FinishReason reason) {
+  for (auto& choice : choices_) {
+    if (!choice->finished) Finish(*choice, reason);
+  }
+  has_news_ = true;
+}
+
 void RequestState::Abort() {
   for (auto& choice : choices_) {
     if (choice->finished) continue;
@@ -149,6 +164,8 @@ std::optional<RequestOutput> RequestState::TakeOutput() {
   output.num_completion_tokens = num_completion_tokens_;
   output.queue_time_s = queue_time_s_;
   output.embedding = std::move(embedding_);
+  output.prompt_logprobs = std::move(prompt_logprobs_);
+  prompt_logprobs_.clear();
   return output;
 }
 

@@ -71,6 +71,12 @@ class RequestState {
   // Returns true when the choice has finished; the caller then frees its sequence.
   bool AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs);
 
+  // prompt_logprobs requests: the score of the prompt token at `position`. A position seen
+  // before (computed again after a preemption) is not sent twice.
+  void AddPromptLogprob(int32_t position, const TokenLogProbs& logprobs);
+  // Ends every unfinished choice with `reason` (a prompt-only request: max_tokens 0).
+  void FinishAll(FinishReason reason);
+
   // Embedding requests only (null otherwise): pools the hidden states of each chunk.
   EmbeddingPooler* pooler() { return pooler_.get(); }
   // Ends an embedding request: its prompt is complete; the final output carries the vector.
@@ -101,6 +107,8 @@ class RequestState {
   Status error_;
   double arrival_time_s_ = 0;
   std::optional<double> queue_time_s_;  // set when first scheduled
+  int32_t next_prompt_logprob_position_ = 1;  // prompt_logprobs: the next position to send
+  std::vector<TokenLogprob> prompt_logprobs_; // scored since the last output
   std::unique_ptr<EmbeddingPooler> pooler_;  // embedding requests only
   std::vector<float> embedding_;             // [hidden_size] once FinishEmbedding ran
 };

@@ -46,6 +46,7 @@ const SchedulerOutput& Scheduler::Schedule() {
   output_.num_batched_tokens = 0;
   output_.num_preempted = 0;
   budget_tokens_ = options_.max_num_batched_tokens;
+  budget_prompt_logits_tokens_ = options_.max_prompt_logits_tokens;
   candidates_.assign(running_.begin(), running_.end());
   ScheduleRunning(/*decodes=*/true);
   ScheduleRunning(/*decodes=*/false);
@@ -66,7 +67,8 @@ void Scheduler::ScheduleRunning(bool decodes) {
     const int32_t num_pending = seq->num_pending_tokens();
     DCHECK(num_pending >= 1);
     if ((num_pending == 1) != decodes) continue;
-    const int32_t num_tokens = std::min(num_pending, budget_tokens_);
+    const int32_t num_tokens = FitChunk(*seq, std::min(num_pending, budget_tokens_));
+    if (num_tokens == 0) continue;
     if (ReserveForRunning(*seq, num_tokens)) AddChunk(*seq, num_tokens);
   }
 }
@@ -76,12 +78,13 @@ void Scheduler::ScheduleWaiting() {
     const size_t index = policy_->PickNextWaiting(waiting_);
     Sequence& seq = *waiting_[index];
     if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
+    if (FitChunk(seq, budget_tokens_) == 0) return;
     // One prefix-cache lookup: the cached blocks are attached, the rest is allocated.
     // Embeddings pool hidden states the cache does not keep: they compute every token.
     const std::optional<int32_t> num_cached = kv_.AllocatePrompt(
         seq.id, seq.token_ids, budget_tokens_, seq.output == SequenceOutput::kTokens);
     if (!num_cached) return;
-    const int32_t num_tokens = std::min(seq.num_tokens() - *num_cached, budget_tokens_);
+    const int32_t num_tokens = FitChunk(seq, std::min(seq.num_tokens() - *num_cached, budget_tokens_));
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
     if (seq.num_preemptions == 0) seq.num_cached_tokens = *num_cached;
     seq.num_computed_tokens = *num_cached;
@@ -123,6 +126,12 @@ void Scheduler::Preempt(Sequence& seq) {
 void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens) {
   output_.chunks.push_back({&seq, seq.num_computed_tokens, num_tokens, false});
   budget_tokens_ -= num_tokens;
+  if (seq.output == SequenceOutput::kPromptLogits) budget_prompt_logits_tokens_ -= num_tokens;
+}
+
+int32_t Scheduler::FitChunk(const Sequence& seq, int32_t num_tokens) const {
+  if (seq.output != SequenceOutput::kPromptLogits) return num_tokens;
+  return std::min(num_tokens, budget_prompt_logits_tokens_);
 }
 
 void Scheduler::Fork(Sequence& parent, std::span<Sequence* const> children) {

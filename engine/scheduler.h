@@ -20,6 +20,9 @@ namespace surge {
 struct SchedulerOptions {
   int32_t max_num_seqs = 256;             // running sequences at once
   int32_t max_num_batched_tokens = 2048;  // tokens per forward pass (decodes + chunks)
+  // Tokens per step of sequences that score their prompt (kPromptLogits): each is a
+  // [vocab_size] logits row, so this bounds the step's logits memory.
+  int32_t max_prompt_logits_tokens = 128;
 };
 
 // Tokens [start_position, start_position + num_tokens) of one sequence run this step.
@@ -92,6 +95,9 @@ class Scheduler {
   int32_t num_seq_slots_used_ = 0;  // sum of num_seq_slots over running_
   int64_t num_preemptions_ = 0;
   int32_t budget_tokens_ = 0;  // left in the step being planned
+  int32_t budget_prompt_logits_tokens_ = 0;  // of max_prompt_logits_tokens, left in the step
+  // num_tokens, cut to the prompt-logits budget for a kPromptLogits sequence.
+  int32_t FitChunk(const Sequence& seq, int32_t num_tokens) const;
   SchedulerOutput output_;
   std::vector<Sequence*> candidates_;  // running_ at the start of the step, reused
 };

@@ -19,10 +19,11 @@ enum class SequenceStatus : uint8_t {
   kFinished,
 };
 
-// What the forward pass returns for a sequence: logits of its last row to sample from, or
-// (embedding requests, prefill only) final hidden states -- of its last token once its
-// prompt is complete, or of every token of every chunk.
-enum class SequenceOutput : uint8_t { kTokens, kLastHidden, kAllHidden };
+// What the forward pass returns for a sequence: logits of its last row to sample from;
+// those plus the logits of every prompt row (prompt logprobs: each row scores the next
+// prompt token); or (embedding requests, prefill only) final hidden states -- of its last
+// token once its prompt is complete, or of every token of every chunk.
+enum class SequenceOutput : uint8_t { kTokens, kPromptLogits, kLastHidden, kAllHidden };
 
 struct Sequence {
   SequenceId id = 0;

@@ -188,9 +188,15 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
         MakeEngineRequest(context, std::move(ids).value(), request.params, "prompt");
     if (!engine_request.ok()) return context.ReplyError(*writer, kCompletions, engine_request.error());
     engine_request->constraint = *constraint;
+    // echo with logprobs scores the prompt; max_tokens 0 only scores it (echo alone too).
+    if (request.echo && (request.params.top_logprobs >= 0 || engine_request->stop.max_tokens == 0)) {
+      engine_request->prompt_logprobs = std::max(request.params.top_logprobs, 0);
+    }
     requests.push_back(std::move(engine_request).value());
   }
-  Launch(context, MakeSpec(context, request.params, kCompletions, arrival), std::move(requests), std::move(writer));
+  GenerationSpec spec = MakeSpec(context, request.params, kCompletions, arrival);
+  spec.echo = request.echo;
+  Launch(context, std::move(spec), std::move(requests), std::move(writer));
 }
 
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,

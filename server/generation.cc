@@ -4,6 +4,7 @@
 
 #include "api/generation_params.h"
 #include "base/utf8.h"
+#include "server/echo.h"
 #include "net/sse.h"
 
 namespace surge {
@@ -29,6 +30,7 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
   std::lock_guard<std::mutex> lock(mu_);
   std::weak_ptr<Generation> weak = weak_from_this();
   for (EngineRequest& request : requests) {
+    std::vector<int32_t> prompt_ids = spec_.echo ? request.prompt_ids : std::vector<int32_t>();
     auto stream = context_.engine.Submit(std::move(request), [weak] {
       if (auto self = weak.lock()) self->Notify();
     });
@@ -41,6 +43,7 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
     ids_.push_back((*stream)->id());
     PromptState prompt;
     prompt.stream = std::move(stream).value();
+    prompt.prompt_ids = std::move(prompt_ids);
     prompts_.push_back(std::move(prompt));
   }
   choices_.resize(prompts_.size() * spec_.n);
@@ -93,6 +96,11 @@ void Generation::Drain() {
 void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* sse) {
   PromptState& prompt = prompts_[prompt_index];
   if (!output.error.ok() && error_.ok()) error_ = output.error;
+  if (spec_.echo && !prompt.echoed) {
+    for (TokenLogprob& score : output.prompt_logprobs) prompt.prompt_scores.push_back(std::move(score));
+    // The engine scores the whole prompt before any output token.
+    if (!output.choices.empty() || output.finished) Echo(prompt_index, sse);
+  }
   for (ChoiceDelta& delta : output.choices) {
     ApplyDelta(static_cast<int32_t>(prompt_index) * spec_.n + delta.index, delta, sse);
   }
@@ -138,6 +146,28 @@ void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse)
   if (news) *sse += spec_.encoder->StreamDelta(out);
 }
 
+void Generation::Echo(size_t prompt_index, std::string* sse) {
+  PromptState& prompt = prompts_[prompt_index];
+  prompt.echoed = true;
+  const EchoedPrompt echo = EchoPrompt(context_, prompt.prompt_ids, prompt.prompt_scores, spec_.logprobs);
+  for (int32_t j = 0; j < spec_.n; ++j) {
+    const int32_t index = static_cast<int32_t>(prompt_index) * spec_.n + j;
+    ChoiceState& choice = choices_[index];
+    api::ChoiceOutput out;
+    out.index = index;
+    out.text = echo.text;
+    out.text_offset = choice.num_chars;
+    if (spec_.logprobs) out.logprobs = echo.logprobs;
+    choice.num_chars += NumChars(out.text);
+    if (spec_.stream) {
+      *sse += spec_.encoder->StreamDelta(out);
+      continue;
+    }
+    choice.text += out.text;
+    if (out.logprobs) choice.logprobs.insert(choice.logprobs.end(), out.logprobs->begin(), out.logprobs->end());
+  }
+}
+
 void Generation::SplitToolCalls(ChoiceState& choice, api::ChoiceOutput* out) const {
   ToolCallDelta parts = choice.tool_parser->Add(out->text);
   if (out->finish_reason) parts.Append(choice.tool_parser->Finish());
@@ -172,12 +202,7 @@ void Generation::SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& del
 // A chosen token shows the text it added; an alternative, which added nothing, shows its
 // bytes (a special token: its name, even where the output skips it).
 std::vector<api::TokenLogprobInfo> Generation::ConvertLogprobs(const std::vector<TokenLogprob>& logprobs) const {
-  const Tokenizer& tokenizer = context_.prompts.tokenizer();
-  auto bytes = [&](int32_t id) -> std::string {
-    const std::string& own = context_.token_bytes[id];
-    if (!own.empty() || !tokenizer.IsSpecial(id)) return own;
-    return std::string(tokenizer.IdToToken(id).value_or(""));
-  };
+  auto bytes = [&](int32_t id) { return context_.TokenBytes(id); };
   std::vector<api::TokenLogprobInfo> converted;
   converted.reserve(logprobs.size());
   for (const TokenLogprob& logprob : logprobs) {

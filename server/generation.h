@@ -34,6 +34,7 @@ struct GenerationSpec {
   bool stream = false;
   int32_t n = 1;           // choices per prompt
   bool logprobs = false;
+  bool echo = false;  // completions: each choice's text starts with its prompt (server/echo.h)
   // The protocol's writer (completions, chat, responses); the generation's alone.
   std::shared_ptr<ResponseEncoder> encoder;
   SteadyClock::time_point arrival;
@@ -80,12 +81,18 @@ class Generation : public InFlightRequest, public std::enable_shared_from_this<G
     bool done = false;
     bool queue_time_seen = false;
     RequestOutput totals;  // the latest counts (prompt, cached, completion tokens)
+    // spec.echo only: the prompt, its scores so far, and whether the echo went out.
+    std::vector<int32_t> prompt_ids;
+    std::vector<TokenLogprob> prompt_scores;
+    bool echoed = false;
   };
 
   void Notify();
   void Drain();
   void Apply(size_t prompt_index, RequestOutput& output, std::string* sse);
   void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
+  // spec.echo: the prompt's echo (and scores) into each of its choices, before their output.
+  void Echo(size_t prompt_index, std::string* sse);
   // Moves the thinking part of out->text into out->reasoning.
   void SplitReasoningDelta(ChoiceState& choice, const ChoiceDelta& delta, api::ChoiceOutput* out) const;
   // Moves the tool calls in out->text into out->tool_calls.

@@ -19,6 +19,13 @@ void ServerContext::ReplyError(net::ResponseWriter& writer, std::string_view end
   writer.Send(reply.http_status, std::move(headers), reply.body);
 }
 
+std::string ServerContext::TokenBytes(int32_t id) const {
+  const std::string& own = token_bytes[id];
+  const Tokenizer& tokenizer = prompts.tokenizer();
+  if (!own.empty() || !tokenizer.IsSpecial(id)) return own;
+  return std::string(tokenizer.IdToToken(id).value_or(""));
+}
+
 int ServerContext::RetryAfterSeconds() const {
   const EngineStats stats = engine.Stats();
   const int64_t batch = std::max(stats.num_running, 1);

@@ -75,6 +75,8 @@ class ServerContext {
   void Reply(net::ResponseWriter& writer, std::string_view endpoint, int http_status, std::string json);
   // The OpenAI error object; a 429 also says when to come back (Retry-After).
   void ReplyError(net::ResponseWriter& writer, std::string_view endpoint, const api::ApiError& error);
+  // Token `id`'s own bytes (for logprobs' `bytes`); a special token's: its name.
+  std::string TokenBytes(int32_t id) const;
   // Seconds a refused client should wait: the queue's depth over the batch that drains it.
   int RetryAfterSeconds() const;
 

@@ -120,6 +120,37 @@ test('logprob tokens join into the text; text_offset slices it', async () => {
   }
 });
 
+// Evaluation harnesses score prompts: echo + logprobs + max_tokens 0.
+test('echo scores the prompt; with max_tokens it continues it, streamed or not', async () => {
+  const prompt = 'Once upon a time, there was a little girl.';
+  const scored = await client.completions.create({ model: MODEL, prompt, echo: true, logprobs: 1, max_tokens: 0 });
+  const { text, logprobs, finish_reason: finish } = scored.choices[0];
+  assert.equal(text, prompt);
+  assert.equal(finish, 'length');
+  assert.equal(logprobs.tokens.join(''), text);
+  assert.equal(logprobs.token_logprobs[0], null);
+  assert.equal(logprobs.top_logprobs[0], null);
+  assert.ok(logprobs.token_logprobs.slice(1).every((value) => typeof value === 'number' && value <= 0));
+  const tokenized = await postJson(server.baseUrl, '/tokenize', { model: MODEL, prompt });
+  assert.equal(logprobs.tokens.length, tokenized.body.count);
+  assert.equal(scored.usage.prompt_tokens, tokenized.body.count);
+  assert.equal(scored.usage.completion_tokens, 0);
+  const plain = await client.completions.create({ model: MODEL, prompt, max_tokens: 8, temperature: 0 });
+  const echoed = await client.completions.create({ model: MODEL, prompt, max_tokens: 8, temperature: 0, echo: true, logprobs: 0 });
+  assert.equal(echoed.choices[0].text, prompt + plain.choices[0].text);
+  assert.equal(echoed.choices[0].logprobs.tokens.join(''), echoed.choices[0].text);
+  let streamed = '';
+  let first;
+  for await (const chunk of await client.completions.create({ model: MODEL, prompt, max_tokens: 8, temperature: 0, echo: true, stream: true })) {
+    first ??= chunk.choices[0]?.text;
+    streamed += chunk.choices[0]?.text ?? '';
+  }
+  assert.equal(first, prompt, 'the echo comes first, whole');
+  assert.equal(streamed, echoed.choices[0].text);
+  await assert.rejects(client.completions.create({ model: MODEL, prompt, max_tokens: 0 }),
+    (error) => error instanceof OpenAI.BadRequestError && error.param === 'max_tokens');
+});
+
 test('errors come back as the client\'s typed errors', async () => {
   await assert.rejects(
     client.completions.create({ model: 'no-such-model', prompt: 'x', max_tokens: 1 }),
