@@ -11,4 +11,13 @@ const char* FinishReasonName(FinishReason reason) {
   return "unknown";
 }
 
+const char* KvEventTypeName(KvEvent::Type type) {
+  switch (type) {
+    case KvEvent::Type::kStored: return "stored";
+    case KvEvent::Type::kEvicted: return "evicted";
+    case KvEvent::Type::kCleared: return "cleared";
+  }
+  return "unknown";
+}
+
 }  // namespace surge
