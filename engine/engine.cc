@@ -74,7 +74,8 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       eos_token_ids_(EosTokenIds(tokenizer, model.config())),
       masker_(tokenizer, eos_token_ids_),
       kv_(model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks,
-          PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, 0, options.clock}),
+          PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, kDefaultBlockHashSeed,
+                             options.clock, /*record_events=*/options.enable_prefix_caching}),
       scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
@@ -200,11 +201,21 @@ void Engine::Cancel(RequestId id) { queue_.Cancel(id); }
 
 EngineStats Engine::Stats() const { return queue_.stats(); }
 
+KvCacheInfo Engine::KvCache() const {
+  return {kv_.prefix_caching(), options_.block_size, kDefaultBlockHashSeed, num_kv_blocks_};
+}
+
+StatusOr<std::unique_ptr<KvEventSubscription>> Engine::SubscribeKvEvents(std::function<void()> notify) {
+  if (!kv_.prefix_caching()) return UnimplementedError("prefix caching is off: there are no KV events");
+  return kv_events_.Subscribe(std::move(notify));
+}
+
 // --- The engine thread ---
 
 void Engine::Loop() {
   while (TakeInputs()) {
     if (scheduler_.HasWork()) Step();
+    PublishKvEvents();
     Publish();
   }
 }
@@ -396,6 +407,22 @@ void Engine::Touch(RequestState& request) {
   if (request.touched) return;
   request.touched = true;
   touched_.push_back(&request);
+}
+
+// Before the outputs, so that whoever sees a stream end can already see the blocks it
+// stored. Consecutive changes of one kind make one event.
+void Engine::PublishKvEvents() {
+  if (!kv_.has_events()) return;
+  kv_changes_.clear();
+  kv_.TakeEvents(&kv_changes_);
+  std::vector<KvEvent> events;
+  for (const PrefixCacheEvent& change : kv_changes_) {
+    const KvEvent::Type type =
+        change.kind == PrefixCacheEvent::Kind::kStored ? KvEvent::Type::kStored : KvEvent::Type::kEvicted;
+    if (events.empty() || events.back().type != type) events.push_back({type, {}});
+    events.back().block_hashes.push_back(change.hash);
+  }
+  kv_events_.Publish(std::move(events));
 }
 
 // Stats first, so that whoever sees a stream end also sees the blocks it freed.

@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "engine/constraint_masker.h"
 #include "engine/engine_client.h"
+#include "engine/kv_event_hub.h"
 #include "engine/model_runner.h"
 #include "engine/request_queue.h"
 #include "engine/request_state.h"
@@ -63,6 +64,8 @@ class Engine final : public EngineClient {
                                                   std::function<void()> notify) override;
   void Cancel(RequestId id) override;
   EngineStats Stats() const override;
+  KvCacheInfo KvCache() const override;
+  StatusOr<std::unique_ptr<KvEventSubscription>> SubscribeKvEvents(std::function<void()> notify) override;
 
   int32_t num_kv_blocks() const { return num_kv_blocks_; }
 
@@ -91,6 +94,7 @@ class Engine final : public EngineClient {
   void MarkScheduled(const SchedulerOutput& plan);
   double Now() const;
   void Publish();
+  void PublishKvEvents();
   EngineStats CurrentStats(bool ready) const;
   void FailAll(const Status& error);
 
@@ -127,6 +131,8 @@ class Engine final : public EngineClient {
   std::atomic<SequenceId> next_sequence_id_{0};
   std::thread thread_;
   std::atomic<bool> stopped_{false};
+  KvEventHub kv_events_;  // the prefix cache's changes, fed after every step
+  std::vector<PrefixCacheEvent> kv_changes_;  // engine thread: reused by PublishKvEvents
 };
 
 }  // namespace surge

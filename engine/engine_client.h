@@ -133,6 +133,44 @@ struct EngineStats {
   bool ready = false;
 };
 
+// --- The prefix cache seen from outside (GET /kv_config, GET /kv_events) ---
+
+// What a router needs to compute the engine's block hashes itself (base/block_hash.h)
+// and to size its view of this engine's cache.
+struct KvCacheInfo {
+  bool prefix_caching = false;
+  int32_t block_size = 0;
+  uint64_t hash_seed = 0;
+  int64_t num_total_blocks = 0;
+};
+
+// A run of one kind of change, in the order the cache made them.
+struct KvEvent {
+  enum class Type { kStored, kEvicted, kCleared };
+  Type type = Type::kStored;
+  std::vector<uint64_t> block_hashes;  // empty for kCleared
+};
+const char* KvEventTypeName(KvEvent::Type type);  // "stored", "evicted", "cleared"
+
+// The changes of one engine step. Batches are numbered 1, 2, ... per engine. A snapshot is
+// the whole state after batch `seq` (kCleared, then kStored of every cached block): a
+// subscription starts with one, and gets one instead of the batches it had to drop.
+struct KvEventBatch {
+  uint64_t seq = 0;
+  bool snapshot = false;
+  std::vector<KvEvent> events;
+};
+
+// One subscriber's bounded buffer of batches. Thread-safe.
+class KvEventSubscription {
+ public:
+  virtual ~KvEventSubscription() = default;
+  // The batches buffered since the last call, oldest first (empty when none).
+  virtual std::vector<KvEventBatch> Poll() = 0;
+  // Times this subscriber fell behind and lost batches (each answered by a snapshot).
+  virtual int64_t num_gaps() const = 0;
+};
+
 class EngineClient {
  public:
   virtual ~EngineClient() = default;
@@ -146,6 +184,15 @@ class EngineClient {
   // with finish reason kAbort. Unknown or finished ids are ignored.
   virtual void Cancel(RequestId id) = 0;
   virtual EngineStats Stats() const = 0;
+  // The prefix cache's block size and hash seed; all zero for an engine without one.
+  virtual KvCacheInfo KvCache() const { return {}; }
+  // Streams the prefix cache's changes. `notify` is called from the engine thread when
+  // the buffer gets news; it must not block. The engine never waits for a subscriber: one
+  // that falls behind loses batches and gets a snapshot. Errors: Unimplemented (no prefix
+  // cache), ResourceExhausted (too many subscribers).
+  virtual StatusOr<std::unique_ptr<KvEventSubscription>> SubscribeKvEvents(std::function<void()> notify) {
+    return UnimplementedError("this engine publishes no KV events");
+  }
 };
 
 }  // namespace surge

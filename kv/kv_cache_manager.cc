@@ -119,6 +119,7 @@ BlockId KvCacheManager::AllocateBlock() {
   if (std::optional<BlockId> block = pool_.Allocate()) return *block;
   const std::optional<BlockId> victim = pool_.OldestCachedFree();
   CHECK(victim.has_value()) << "Allocate checked the free blocks";
+  Record(PrefixCacheEvent::Kind::kEvicted, index_.hash(*victim));
   index_.Erase(*victim);
   pool_.SetCached(*victim, false);
   ++stats_.num_evicted_blocks;
@@ -143,7 +144,10 @@ void KvCacheManager::FileFullBlocks(Table& table, std::span<const int32_t> token
 void KvCacheManager::CommitComputed() {
   registered_.clear();
   index_.Commit(&registered_);
-  for (BlockId block : registered_) pool_.SetCached(block, true);
+  for (BlockId block : registered_) {
+    pool_.SetCached(block, true);
+    Record(PrefixCacheEvent::Kind::kStored, index_.hash(block));
+  }
 }
 
 void KvCacheManager::ReleaseIdleBlocks() {
@@ -152,10 +156,20 @@ void KvCacheManager::ReleaseIdleBlocks() {
   // The LRU is ordered by the time each block was freed: stop at the first young one.
   while (std::optional<BlockId> block = pool_.OldestCachedFree()) {
     if (now - idle_since_[*block] < options_.ttl_seconds) return;
+    Record(PrefixCacheEvent::Kind::kEvicted, index_.hash(*block));
     index_.Erase(*block);
     pool_.SetCached(*block, false);
     ++stats_.num_expired_blocks;
   }
+}
+
+void KvCacheManager::Record(PrefixCacheEvent::Kind kind, uint64_t hash) {
+  if (options_.record_events) events_.push_back({kind, hash});
+}
+
+void KvCacheManager::TakeEvents(std::vector<PrefixCacheEvent>* events) {
+  events->insert(events->end(), events_.begin(), events_.end());
+  events_.clear();
 }
 
 int32_t KvCacheManager::Fork(SequenceId parent, SequenceId child, int32_t num_tokens) {

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/block_hash.h"
 #include "base/status.h"
 #include "kv/block_pool.h"
 #include "kv/kv_layout.h"
@@ -35,9 +36,20 @@ struct PrefixCacheOptions {
   // The first block's parent hash. It must cover everything besides the tokens that
   // changes a block's K/V (model, KV dtype, a LoRA adapter...): one cache serves one model
   // and one dtype today, so 0; per-request salts would be mixed in here.
-  uint64_t hash_seed = 0;
+  uint64_t hash_seed = kDefaultBlockHashSeed;
   // Monotonic seconds, for the TTL; steady_clock when empty (tests inject their own).
   std::function<double()> clock = nullptr;
+  // Keep every change of the cache's contents for TakeEvents (the engine drains them each
+  // step for its KV event stream). Off: nothing is kept, nothing grows.
+  bool record_events = false;
+};
+
+// One change of the prefix cache's contents: a block became findable under `hash`, or its
+// entry went (evicted for new contents, or expired by the TTL).
+struct PrefixCacheEvent {
+  enum class Kind : uint8_t { kStored, kEvicted };
+  Kind kind;
+  uint64_t hash;
 };
 
 // Counters since start-up (the engine's /metrics).
@@ -116,6 +128,11 @@ class KvCacheManager {
   int32_t num_sequences() const { return static_cast<int32_t>(tables_.size()); }
   const PrefixCacheStats& stats() const { return stats_; }
 
+  // With record_events: appends the changes since the last call, in the order they
+  // happened, to `events`. A hash is stored and evicted alternately, never twice in a row.
+  void TakeEvents(std::vector<PrefixCacheEvent>* events);
+  bool has_events() const { return !events_.empty(); }
+
   // For tests, after every step: each block's reference count equals the number of
   // block-table entries naming it, no table names a block twice, free + used == total,
   // the free stack and the LRU hold exactly the free uncached and cached blocks, the
@@ -150,6 +167,7 @@ class KvCacheManager {
   BlockId AllocateBlock();
   void FileFullBlocks(Table& table, std::span<const int32_t> token_ids, int32_t num_tokens);
   Status CheckTable(SequenceId seq, const Table& table) const;
+  void Record(PrefixCacheEvent::Kind kind, uint64_t hash);
   double Now() const;
 
   int32_t block_size_;
@@ -159,6 +177,7 @@ class KvCacheManager {
   std::unordered_map<SequenceId, Table> tables_;
   std::vector<double> idle_since_;  // [num_total_blocks]: when a cached block was last freed
   std::vector<BlockId> registered_; // reused by CommitComputed
+  std::vector<PrefixCacheEvent> events_;  // since the last TakeEvents (record_events only)
   PrefixCacheStats stats_;
 };
 

@@ -6,30 +6,11 @@
 #include "base/check.h"
 
 namespace surge {
-namespace {
-
-// splitmix64's finalizer: every input bit affects every output bit.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 PrefixIndex::PrefixIndex(int32_t num_blocks, int32_t block_size)
     : block_size_(block_size),
       entries_(num_blocks),
       tokens_(static_cast<size_t>(num_blocks) * block_size, 0) {
   by_hash_.reserve(num_blocks);
-}
-
-uint64_t PrefixIndex::Hash(uint64_t parent_hash, std::span<const int32_t> tokens) {
-  uint64_t h = Mix(parent_hash ^ 0x9e3779b97f4a7c15ULL);
-  for (int32_t token : tokens) h = Mix(h ^ static_cast<uint32_t>(token)) + 0x9e3779b97f4a7c15ULL;
-  return Mix(h ^ tokens.size());
 }
 
 std::span<const int32_t> PrefixIndex::tokens(BlockId block) const {

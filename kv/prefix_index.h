@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/block_hash.h"
 #include "kv/kv_layout.h"
 
 namespace surge {
@@ -26,8 +27,11 @@ class PrefixIndex {
   PrefixIndex(int32_t num_blocks, int32_t block_size);
 
   // The chained hash of a block of `block_size` tokens after a parent with `parent_hash`
-  // (the first block's parent hash is the cache's seed). 64-bit, well mixed.
-  static uint64_t Hash(uint64_t parent_hash, std::span<const int32_t> tokens);
+  // (the first block's parent hash is the cache's seed): base/block_hash.h, which routers
+  // share to compute the same hashes.
+  static uint64_t Hash(uint64_t parent_hash, std::span<const int32_t> tokens) {
+    return BlockHash(parent_hash, tokens);
+  }
 
   // The registered block whose content is `tokens` after parent entry `parent`, filed
   // under `hash`; nullopt when there is none (a miss, or a colliding entry).

@@ -20,7 +20,7 @@ ALLOWED = {
     "engine": {"model", "kv", "kernels", "tokenizer", "obs", "gguf"},
     "bench": {"api", "net", "obs"},
     "autoscale": {"obs", "net"},
-    "router": {"api", "obs", "net"},
+    "router": {"api", "obs", "net", "tokenizer"},
     "server": {"engine", "api", "net", "obs", "tokenizer"},
     "apps": None,  # thin mains may include anything
 }

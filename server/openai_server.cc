@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "server/kv_event_stream.h"
 #include "server/routes.h"
 
 namespace surge {
@@ -80,6 +81,8 @@ void OpenAiServer::AddRoutes() {
   http_->Route("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
   http_->Route("GET", std::string(kModelsPrefix) + "*",
                [&context](net::HttpRequest request, Writer writer) { HandleModel(context, request, writer); });
+  http_->Route("GET", "/kv_config", [&context](net::HttpRequest, Writer writer) { HandleKvConfig(context, *writer); });
+  http_->Route("GET", "/kv_events", [&context](net::HttpRequest, Writer writer) { HandleKvEvents(context, writer); });
   http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
                                                                   SteadyClock::time_point) { HandleMetrics(c, w); }));
 }
@@ -91,6 +94,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
   shut_down_ = true;
   context_->draining = true;
   http_->Drain();
+  context_->kv_event_streams.EndAll();  // they never end by themselves
   if (!context_->WaitUntilIdle(drain_timeout)) {
     const auto remaining = context_->InFlight();
     LOG(WARNING) << "drain timeout: cancelling " << remaining.size() << " generation(s)";

@@ -1,33 +1,8 @@
 #include "server/prompt_builder.h"
 
+#include "tokenizer/jinja/chat_prompt.h"
+
 namespace surge {
-namespace {
-
-// The messages with every null content (an assistant turn that only calls tools) as "".
-api::Json WithEmptyContent(api::Json messages) {
-  for (api::Json& message : messages) {
-    if (message.contains("content") && message["content"].is_null()) message["content"] = "";
-  }
-  return messages;
-}
-
-// Templates disagree on tool-call history, and one message list cannot suit them all:
-// tried first as transformers wants it (arguments as objects, content null when a turn
-// only calls tools); a template that fails on that gets the arguments as the strings that
-// came (DeepSeek-V3's concatenates them and tests `content is none`), then objects with
-// content "" (Qwen3's concatenates the content). The first failure is the one reported.
-StatusOr<std::string> RenderMessages(const jinja::Template& chat_template, const api::ChatInput& input,
-                                     bool add_generation_prompt, const api::Json& extra) {
-  StatusOr<std::string> text = jinja::RenderChatTemplate(chat_template, input.messages, add_generation_prompt, extra);
-  if (text.ok() || input.string_argument_messages.is_null()) return text;
-  for (const api::Json& messages : {input.string_argument_messages, WithEmptyContent(input.messages)}) {
-    StatusOr<std::string> retry = jinja::RenderChatTemplate(chat_template, messages, add_generation_prompt, extra);
-    if (retry.ok()) return retry;
-  }
-  return text;
-}
-
-}  // namespace
 
 StatusOr<PromptBuilder> PromptBuilder::Create(const Tokenizer& tokenizer, const std::string& chat_template,
                                               int64_t max_model_len) {
@@ -56,25 +31,13 @@ api::ApiResult<std::string> PromptBuilder::Render(const api::ChatInput& input) c
     return api::InvalidParam("messages",
                              "the model has no chat template (start the server with --chat-template FILE)");
   }
-  api::Json extra = {{"bos_token", tokenizer_->bos_token()},
-                     {"eos_token", tokenizer_->eos_token()},
-                     {"tools", input.tools}};
-  for (const auto& [key, value] : input.chat_template_kwargs.items()) extra[key] = value;
-  const bool add_generation_prompt = input.add_generation_prompt && !input.continue_final_message;
-  StatusOr<std::string> text = RenderMessages(*chat_template_, input, add_generation_prompt, extra);
-  if (!text.ok()) return api::InvalidParam("messages", "chat template: " + text.status().message());
-  if (!input.continue_final_message) return std::move(text).value();
-  // As vLLM: cut the text right after the final message's content, so that generation
-  // continues that message instead of closing it.
-  const api::Json& last = input.messages.back();
-  const bool has_text = last.contains("content") && last["content"].is_string();
-  const std::string content = has_text ? last["content"].get<std::string>() : "";
-  const size_t at = content.empty() ? std::string::npos : text->rfind(content);
-  if (at == std::string::npos) {
-    return api::InvalidParam("messages",
-                             "continue_final_message: the final message's content does not appear in the rendered chat");
-  }
-  return text->substr(0, at + content.size());
+  const jinja::ChatPromptInput prompt{input.messages, input.string_argument_messages, input.tools,
+                                      input.chat_template_kwargs, input.add_generation_prompt,
+                                      input.continue_final_message};
+  StatusOr<std::string> text =
+      jinja::RenderChatPrompt(*chat_template_, prompt, tokenizer_->bos_token(), tokenizer_->eos_token());
+  if (!text.ok()) return api::InvalidParam("messages", text.status().message());
+  return std::move(text).value();
 }
 
 api::ApiResult<ChatPrompt> PromptBuilder::FromChat(const api::ChatInput& input, bool add_special_tokens) const {

@@ -21,6 +21,7 @@
 #include "net/cors.h"
 #include "net/response_writer.h"
 #include "server/constraint_cache.h"
+#include "server/kv_event_stream.h"
 #include "server/prompt_builder.h"
 #include "server/reasoning_parser.h"
 #include "server/response_store.h"
@@ -96,6 +97,7 @@ class ServerContext {
   ConstraintCache constraints;         // compiled response_format / guided_* grammars
   ResponseStore responses;             // /v1/responses kept for GET and previous_response_id
   TaskRunner runner;                   // stopped by the server before the context goes
+  KvEventStreams kv_event_streams;     // GET /kv_events, ended at shutdown
   std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
 
  private:
