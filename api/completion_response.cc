@@ -6,13 +6,6 @@ namespace {
 
 constexpr char kObject[] = "text_completion";
 
-// Characters (code points), as OpenAI's text_offset counts them.
-int64_t NumChars(std::string_view text) {
-  int64_t count = 0;
-  for (char c : text) count += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
-  return count;
-}
-
 Json ChoiceJson(const ChoiceOutput& choice) {
   Json logprobs = choice.logprobs ? CompletionLogprobsJson(*choice.logprobs, choice.text_offset) : Json();
   return Json{{"index", choice.index},

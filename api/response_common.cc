@@ -18,6 +18,12 @@ std::string NewResponseId(std::string_view prefix) {
   return id;
 }
 
+int64_t NumChars(std::string_view text) {
+  int64_t count = 0;
+  for (char c : text) count += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
+  return count;
+}
+
 int64_t UnixSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())

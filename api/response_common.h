@@ -68,6 +68,9 @@ struct ChoiceOutput {
   std::vector<ToolCallOutput> tool_calls;
 };
 
+// Characters (code points) of UTF-8 text, as OpenAI's text_offset counts them.
+int64_t NumChars(std::string_view text);
+
 // A fresh id: `prefix` + 32 random hex digits ("cmpl-1f3a...").
 std::string NewResponseId(std::string_view prefix);
 int64_t UnixSeconds();

@@ -13,23 +13,15 @@
 #include <vector>
 
 #include "engine/scheduler.h"
+#include "kv/kv_test_util.h"
 
 namespace surge::testing_util {
-
-inline KvLayout Layout(int32_t block_size) {
-  KvLayout layout;
-  layout.num_layers = 1;
-  layout.num_kv_heads = 1;
-  layout.head_dim = 4;
-  layout.block_size = block_size;
-  return layout;
-}
 
 class Harness {
  public:
   Harness(int32_t block_size, int32_t num_blocks, SchedulerOptions options,
           std::unique_ptr<SchedulingPolicy> policy = nullptr, bool prefix_caching = true)
-      : kv_(Layout(block_size), num_blocks, PrefixCacheOptions{.enabled = prefix_caching}),
+      : kv_(TinyKvLayout(block_size), num_blocks, PrefixCacheOptions{.enabled = prefix_caching}),
         scheduler_(options, kv_, std::move(policy)) {}
 
   // Queues a request of `n` choices; returns choice 0. Choices > 0 fork after its prefill.

@@ -10,26 +10,15 @@
 
 #include "base/block_hash.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_test_util.h"
 
 namespace surge {
 namespace {
 
+using testing_util::ConsecutiveTokens;
+using testing_util::TinyKvLayout;
+
 using Kind = PrefixCacheEvent::Kind;
-
-KvLayout Layout(int32_t block_size) {
-  KvLayout layout;
-  layout.num_layers = 1;
-  layout.num_kv_heads = 1;
-  layout.head_dim = 4;
-  layout.block_size = block_size;
-  return layout;
-}
-
-std::vector<int32_t> Tokens(int32_t num_tokens, int32_t first) {
-  std::vector<int32_t> tokens(num_tokens);
-  std::iota(tokens.begin(), tokens.end(), first);
-  return tokens;
-}
 
 PrefixCacheOptions Recording() {
   PrefixCacheOptions options;
@@ -44,8 +33,8 @@ std::vector<PrefixCacheEvent> Take(KvCacheManager& kv) {
 }
 
 TEST(PrefixCacheEventsTest, StoredAtCommitUnderTheChainedHashes) {
-  KvCacheManager kv(Layout(4), 8, Recording());
-  const std::vector<int32_t> tokens = Tokens(9, 100);
+  KvCacheManager kv(TinyKvLayout(4), 8, Recording());
+  const std::vector<int32_t> tokens = ConsecutiveTokens(9, 100);
   ASSERT_TRUE(kv.Allocate(1, tokens, 9));
   EXPECT_FALSE(kv.has_events());  // pending blocks are not findable yet
   kv.CommitComputed();
@@ -63,13 +52,13 @@ TEST(PrefixCacheEventsTest, StoredAtCommitUnderTheChainedHashes) {
 }
 
 TEST(PrefixCacheEventsTest, EvictedWhenTheSpaceIsReused) {
-  KvCacheManager kv(Layout(4), 2, Recording());
-  const std::vector<int32_t> first = Tokens(8, 100);
+  KvCacheManager kv(TinyKvLayout(4), 2, Recording());
+  const std::vector<int32_t> first = ConsecutiveTokens(8, 100);
   ASSERT_TRUE(kv.Allocate(1, first, 8));
   kv.CommitComputed();
   kv.Free(1);
   Take(kv);
-  ASSERT_TRUE(kv.Allocate(2, Tokens(8, 500), 8));  // needs both cached blocks back
+  ASSERT_TRUE(kv.Allocate(2, ConsecutiveTokens(8, 500), 8));  // needs both cached blocks back
   const std::vector<PrefixCacheEvent> events = Take(kv);
   const std::vector<uint64_t> old_hashes = ChainedBlockHashes(first, 4);
   ASSERT_EQ(events.size(), 2u);
@@ -86,8 +75,8 @@ TEST(PrefixCacheEventsTest, ExpiryIsAnEviction) {
   PrefixCacheOptions options = Recording();
   options.ttl_seconds = 10;
   options.clock = [&] { return now; };
-  KvCacheManager kv(Layout(4), 4, options);
-  ASSERT_TRUE(kv.Allocate(1, Tokens(4, 7), 4));
+  KvCacheManager kv(TinyKvLayout(4), 4, options);
+  ASSERT_TRUE(kv.Allocate(1, ConsecutiveTokens(4, 7), 4));
   kv.CommitComputed();
   kv.Free(1);
   Take(kv);
@@ -96,12 +85,12 @@ TEST(PrefixCacheEventsTest, ExpiryIsAnEviction) {
   const std::vector<PrefixCacheEvent> events = Take(kv);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, Kind::kEvicted);
-  EXPECT_EQ(events[0].hash, ChainedBlockHashes(Tokens(4, 7), 4)[0]);
+  EXPECT_EQ(events[0].hash, ChainedBlockHashes(ConsecutiveTokens(4, 7), 4)[0]);
 }
 
 TEST(PrefixCacheEventsTest, NothingIsKeptUnlessAsked) {
-  KvCacheManager kv(Layout(4), 8);
-  ASSERT_TRUE(kv.Allocate(1, Tokens(9, 100), 9));
+  KvCacheManager kv(TinyKvLayout(4), 8);
+  ASSERT_TRUE(kv.Allocate(1, ConsecutiveTokens(9, 100), 9));
   kv.CommitComputed();
   EXPECT_FALSE(kv.has_events());
   EXPECT_TRUE(Take(kv).empty());
@@ -111,12 +100,12 @@ TEST(PrefixCacheEventsTest, NothingIsKeptUnlessAsked) {
 // set always gives exactly the cache's registered blocks (same count, and every prompt's
 // cached prefix is in the set), and no hash is stored twice without an eviction between.
 TEST(PrefixCacheEventsTest, ReplayedEventsMirrorTheCache) {
-  KvCacheManager kv(Layout(4), 12, Recording());
+  KvCacheManager kv(TinyKvLayout(4), 12, Recording());
   std::mt19937 rng(1234);
   std::unordered_set<uint64_t> mirror;
   std::vector<SequenceId> live;
   for (SequenceId seq = 1; seq <= 400; ++seq) {
-    const std::vector<int32_t> tokens = Tokens(4 + static_cast<int32_t>(rng() % 12), 10 * static_cast<int32_t>(rng() % 4));
+    const std::vector<int32_t> tokens = ConsecutiveTokens(4 + static_cast<int32_t>(rng() % 12), 10 * static_cast<int32_t>(rng() % 4));
     if (kv.Allocate(seq, tokens, static_cast<int32_t>(tokens.size()))) live.push_back(seq);
     kv.CommitComputed();
     while (live.size() > 2 || (!live.empty() && rng() % 2)) {

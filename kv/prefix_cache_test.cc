@@ -9,31 +9,20 @@
 #include <vector>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_test_util.h"
 #include "kv/prefix_index.h"
 
 namespace surge {
 namespace {
 
-KvLayout Layout(int32_t block_size) {
-  KvLayout layout;
-  layout.num_layers = 1;
-  layout.num_kv_heads = 1;
-  layout.head_dim = 4;
-  layout.block_size = block_size;
-  return layout;
-}
-
-std::vector<int32_t> Tokens(int32_t num_tokens, int32_t first = 100) {
-  std::vector<int32_t> tokens(num_tokens);
-  std::iota(tokens.begin(), tokens.end(), first);
-  return tokens;
-}
+using testing_util::ConsecutiveTokens;
+using testing_util::TinyKvLayout;
 
 #define EXPECT_INVARIANTS(kv) EXPECT_TRUE((kv).CheckInvariants().ok()) << (kv).CheckInvariants().ToString()
 
 TEST(PrefixCacheTest, ANewSequenceReusesTheFullBlocksOfAnEarlierOne) {
-  KvCacheManager kv(Layout(16), 10);
-  const std::vector<int32_t> tokens = Tokens(37);
+  KvCacheManager kv(TinyKvLayout(16), 10);
+  const std::vector<int32_t> tokens = ConsecutiveTokens(37);
   EXPECT_EQ(kv.NumCachedTokens(tokens), 0);
   ASSERT_TRUE(kv.Allocate(1, tokens, 37));
   EXPECT_EQ(kv.NumCachedTokens(tokens), 0);  // not findable before the pass wrote it
@@ -57,8 +46,8 @@ TEST(PrefixCacheTest, ANewSequenceReusesTheFullBlocksOfAnEarlierOne) {
 // Embeddings' admission: no lookup (cached blocks are not attached, nothing counted), and
 // the blocks it computes are never filed, however it grows; freed, they are plain free.
 TEST(PrefixCacheTest, AllocatePromptWithoutThePrefixCacheNeitherReadsNorFiles) {
-  KvCacheManager kv(Layout(16), 10);
-  const std::vector<int32_t> tokens = Tokens(40);
+  KvCacheManager kv(TinyKvLayout(16), 10);
+  const std::vector<int32_t> tokens = ConsecutiveTokens(40);
   ASSERT_TRUE(kv.Allocate(1, tokens, 40));
   kv.CommitComputed();
   ASSERT_EQ(kv.num_cached_blocks(), 2);
@@ -81,15 +70,15 @@ TEST(PrefixCacheTest, AllocatePromptWithoutThePrefixCacheNeitherReadsNorFiles) {
 // The scheduler's admission: one lookup attaches the cached blocks and allocates the
 // rest within the token budget; without room, nothing changes.
 TEST(PrefixCacheTest, AllocatePromptAttachesTheCachedBlocksAndAllocatesTheRest) {
-  KvCacheManager kv(Layout(16), 5);
-  const std::vector<int32_t> tokens = Tokens(37);
+  KvCacheManager kv(TinyKvLayout(16), 5);
+  const std::vector<int32_t> tokens = ConsecutiveTokens(37);
   ASSERT_TRUE(kv.Allocate(1, tokens, 37));
   kv.CommitComputed();
   EXPECT_EQ(kv.AllocatePrompt(2, tokens, 3), std::optional<int32_t>(32));
   ASSERT_EQ(kv.BlockTable(2).size(), 3u);  // 32 cached + 3 new tokens
   EXPECT_EQ(kv.BlockTable(2)[1], kv.BlockTable(1)[1]);
   EXPECT_EQ(kv.num_used_blocks(), 4);
-  const std::vector<int32_t> unrelated = Tokens(40, 900);  // needs 3 blocks, 1 is free
+  const std::vector<int32_t> unrelated = ConsecutiveTokens(40, 900);  // needs 3 blocks, 1 is free
   EXPECT_EQ(kv.AllocatePrompt(3, unrelated, 40), std::nullopt);
   EXPECT_FALSE(kv.Contains(3));
   EXPECT_EQ(kv.num_used_blocks(), 4);
@@ -100,19 +89,19 @@ TEST(PrefixCacheTest, AllocatePromptAttachesTheCachedBlocksAndAllocatesTheRest) 
 }
 
 TEST(PrefixCacheTest, TheLastTokenIsAlwaysComputed) {
-  KvCacheManager kv(Layout(4), 10);
-  const std::vector<int32_t> tokens = Tokens(8);
+  KvCacheManager kv(TinyKvLayout(4), 10);
+  const std::vector<int32_t> tokens = ConsecutiveTokens(8);
   ASSERT_TRUE(kv.Allocate(1, tokens, 8));
   kv.CommitComputed();
   EXPECT_EQ(kv.num_cached_blocks(), 2);
   EXPECT_EQ(kv.NumCachedTokens(tokens), 4);  // not 8: the last token's logits are needed
-  EXPECT_EQ(kv.NumCachedTokens(Tokens(9)), 8);
-  EXPECT_EQ(kv.NumCachedTokens(Tokens(1)), 0);
+  EXPECT_EQ(kv.NumCachedTokens(ConsecutiveTokens(9)), 8);
+  EXPECT_EQ(kv.NumCachedTokens(ConsecutiveTokens(1)), 0);
 }
 
 TEST(PrefixCacheTest, BlocksOfASequenceThatLeftThePlanAreNeverCached) {
-  KvCacheManager kv(Layout(4), 4);
-  const std::vector<int32_t> tokens = Tokens(12);
+  KvCacheManager kv(TinyKvLayout(4), 4);
+  const std::vector<int32_t> tokens = ConsecutiveTokens(12);
   ASSERT_TRUE(kv.Allocate(1, tokens, 8));
   kv.CommitComputed();                    // [0, 8) computed
   ASSERT_TRUE(kv.Allocate(1, tokens, 12));
@@ -120,14 +109,14 @@ TEST(PrefixCacheTest, BlocksOfASequenceThatLeftThePlanAreNeverCached) {
   kv.CommitComputed();
   EXPECT_EQ(kv.num_cached_blocks(), 2);
   EXPECT_EQ(kv.num_cached_free_blocks(), 2);
-  EXPECT_EQ(kv.NumCachedTokens(Tokens(13)), 8);
+  EXPECT_EQ(kv.NumCachedTokens(ConsecutiveTokens(13)), 8);
   EXPECT_EQ(kv.num_free_blocks(), 4);
   EXPECT_INVARIANTS(kv);
 }
 
 TEST(PrefixCacheTest, FreedBlocksStayCachedUntilTheirSpaceIsNeeded) {
-  KvCacheManager kv(Layout(4), 4);
-  const std::vector<int32_t> a = Tokens(17, 100);
+  KvCacheManager kv(TinyKvLayout(4), 4);
+  const std::vector<int32_t> a = ConsecutiveTokens(17, 100);
   ASSERT_TRUE(kv.Allocate(1, a, 16));
   kv.CommitComputed();
   kv.Free(1);
@@ -135,7 +124,7 @@ TEST(PrefixCacheTest, FreedBlocksStayCachedUntilTheirSpaceIsNeeded) {
   EXPECT_EQ(kv.num_cached_free_blocks(), 4);
   EXPECT_EQ(kv.NumCachedTokens(a), 16);
   // A different prompt needs two blocks: the prefix's tail goes first, its head stays.
-  const std::vector<int32_t> b = Tokens(8, 500);
+  const std::vector<int32_t> b = ConsecutiveTokens(8, 500);
   ASSERT_TRUE(kv.Allocate(2, b, 8));
   EXPECT_EQ(kv.stats().num_evicted_blocks, 2);
   EXPECT_EQ(kv.NumCachedTokens(a), 8);
@@ -144,13 +133,13 @@ TEST(PrefixCacheTest, FreedBlocksStayCachedUntilTheirSpaceIsNeeded) {
   ASSERT_TRUE(kv.Allocate(3, a, 8));
   EXPECT_EQ(kv.BlockTable(3).size(), 2u);
   EXPECT_EQ(kv.num_free_blocks(), 0);
-  EXPECT_FALSE(kv.Allocate(4, Tokens(4, 900), 4));
+  EXPECT_FALSE(kv.Allocate(4, ConsecutiveTokens(4, 900), 4));
   EXPECT_INVARIANTS(kv);
 }
 
 TEST(PrefixCacheTest, AllocateCountsRevivedBlocksAsTaken) {
-  KvCacheManager kv(Layout(4), 3);
-  const std::vector<int32_t> a = Tokens(9);
+  KvCacheManager kv(TinyKvLayout(4), 3);
+  const std::vector<int32_t> a = ConsecutiveTokens(9);
   ASSERT_TRUE(kv.Allocate(1, a, 8));
   kv.CommitComputed();
   kv.Free(1);
@@ -160,7 +149,7 @@ TEST(PrefixCacheTest, AllocateCountsRevivedBlocksAsTaken) {
   kv.Free(2);
   kv.CommitComputed();
   // 13 tokens need 2 hits + 2 new, but only 1 block is neither: no room, nothing changes.
-  const std::vector<int32_t> longer = Tokens(13);
+  const std::vector<int32_t> longer = ConsecutiveTokens(13);
   EXPECT_FALSE(kv.Allocate(3, longer, 13));
   EXPECT_FALSE(kv.Contains(3));
   EXPECT_EQ(kv.num_cached_blocks(), 2);
@@ -169,8 +158,8 @@ TEST(PrefixCacheTest, AllocateCountsRevivedBlocksAsTaken) {
 }
 
 TEST(PrefixCacheTest, ConcurrentSequencesShareAPrefixByReferenceCount) {
-  KvCacheManager kv(Layout(4), 8);
-  const std::vector<int32_t> prompt = Tokens(9);
+  KvCacheManager kv(TinyKvLayout(4), 8);
+  const std::vector<int32_t> prompt = ConsecutiveTokens(9);
   ASSERT_TRUE(kv.Allocate(1, prompt, 9));
   kv.CommitComputed();
   for (SequenceId seq = 2; seq <= 4; ++seq) ASSERT_TRUE(kv.Allocate(seq, prompt, 9));
@@ -191,9 +180,9 @@ TEST(PrefixCacheTest, IdleBlocksExpireAfterTheTtl) {
   PrefixCacheOptions options;
   options.ttl_seconds = 60;
   options.clock = [&] { return now; };
-  KvCacheManager kv(Layout(4), 8, options);
-  ASSERT_TRUE(kv.Allocate(1, Tokens(9, 100), 9));
-  ASSERT_TRUE(kv.Allocate(2, Tokens(9, 500), 9));
+  KvCacheManager kv(TinyKvLayout(4), 8, options);
+  ASSERT_TRUE(kv.Allocate(1, ConsecutiveTokens(9, 100), 9));
+  ASSERT_TRUE(kv.Allocate(2, ConsecutiveTokens(9, 500), 9));
   kv.CommitComputed();
   kv.Free(1);
   now += 30;
@@ -201,10 +190,10 @@ TEST(PrefixCacheTest, IdleBlocksExpireAfterTheTtl) {
   now += 40;  // 1's blocks idle 70 s, 2's 40 s
   kv.ReleaseIdleBlocks();
   EXPECT_EQ(kv.stats().num_expired_blocks, 2);
-  EXPECT_EQ(kv.NumCachedTokens(Tokens(9, 100)), 0);
-  EXPECT_EQ(kv.NumCachedTokens(Tokens(9, 500)), 8);
+  EXPECT_EQ(kv.NumCachedTokens(ConsecutiveTokens(9, 100)), 0);
+  EXPECT_EQ(kv.NumCachedTokens(ConsecutiveTokens(9, 500)), 8);
   // A hit resets the idle clock: held blocks never expire.
-  ASSERT_TRUE(kv.Allocate(3, Tokens(9, 500), 9));
+  ASSERT_TRUE(kv.Allocate(3, ConsecutiveTokens(9, 500), 9));
   now += 100;
   kv.ReleaseIdleBlocks();
   EXPECT_EQ(kv.num_cached_blocks(), 2);
@@ -247,16 +236,16 @@ TEST(PrefixCacheTest, TheHashChainsThroughTheParent) {
   EXPECT_EQ(PrefixIndex::Hash(1, tokens), PrefixIndex::Hash(1, tokens));
   EXPECT_NE(PrefixIndex::Hash(1, tokens), PrefixIndex::Hash(1, std::vector<int32_t>{5, 6, 8, 7}));
   // The seed is the root's parent hash: another seed, another cache namespace.
-  KvCacheManager seeded(Layout(4), 4, PrefixCacheOptions{.hash_seed = 7});
-  ASSERT_TRUE(seeded.Allocate(1, Tokens(5), 5));
+  KvCacheManager seeded(TinyKvLayout(4), 4, PrefixCacheOptions{.hash_seed = 7});
+  ASSERT_TRUE(seeded.Allocate(1, ConsecutiveTokens(5), 5));
   seeded.CommitComputed();
-  EXPECT_EQ(seeded.NumCachedTokens(Tokens(5)), 4);
-  EXPECT_TRUE(seeded.CheckTokens(1, Tokens(5)).ok());
+  EXPECT_EQ(seeded.NumCachedTokens(ConsecutiveTokens(5)), 4);
+  EXPECT_TRUE(seeded.CheckTokens(1, ConsecutiveTokens(5)).ok());
 }
 
 TEST(PrefixCacheTest, ForkedChildrenShareTheCachedPrompt) {
-  KvCacheManager kv(Layout(4), 8);
-  std::vector<int32_t> tokens = Tokens(10);
+  KvCacheManager kv(TinyKvLayout(4), 8);
+  std::vector<int32_t> tokens = ConsecutiveTokens(10);
   ASSERT_TRUE(kv.Allocate(1, tokens, 10));
   kv.CommitComputed();
   EXPECT_EQ(kv.Fork(1, 2, 10), 8);
@@ -285,7 +274,7 @@ TEST(PrefixCacheTest, RandomScenarioAgainstAShadowOfTheContents) {
   PrefixCacheOptions options;
   options.ttl_seconds = 8;
   options.clock = [&] { return now; };
-  KvCacheManager kv(Layout(kBlockSize), kNumBlocks, options);
+  KvCacheManager kv(TinyKvLayout(kBlockSize), kNumBlocks, options);
   std::vector<std::vector<int32_t>> shadow(kNumBlocks, std::vector<int32_t>(kBlockSize, -1));
   std::vector<std::vector<int32_t>> prefixes(3);
   for (auto& prefix : prefixes) {

@@ -1,11 +1,10 @@
 // POST /v1/embeddings: every input becomes a prefill-only engine request (pooled under
 // --pooling), batched with the rest of the traffic; the answer is OpenAI's list of vectors,
 // as floats or base64, truncated to `dimensions` when asked.
-#include <atomic>
-#include <mutex>
 #include <utility>
 
 #include "api/embedding_request.h"
+#include "server/in_flight_request.h"
 #include "server/routes.h"
 
 namespace surge {
@@ -13,93 +12,42 @@ namespace {
 
 constexpr char kEmbeddings[] = "/v1/embeddings";
 
-// One embeddings request in flight. Threads as Generation's: the engine thread only
-// notifies (a Drain is posted to the workers), the io thread only cancels.
-class Embedding : public InFlightRequest, public std::enable_shared_from_this<Embedding> {
+// One embeddings request in flight (threads: InFlightRequest's).
+class Embedding final : public InFlightRequest {
  public:
   Embedding(ServerContext& context, api::EmbeddingRequest request, Writer writer, SteadyClock::time_point arrival)
-      : context_(context), request_(std::move(request)), writer_(std::move(writer)), arrival_(arrival) {}
+      : InFlightRequest(context, std::move(writer)), request_(std::move(request)), arrival_(arrival) {}
 
   // Submits one engine request per input; a refusal comes back with nothing sent, and
   // the requests already submitted are cancelled.
-  Status Start(std::vector<EngineRequest> requests);
-  void Cancel() override;
+  Status Start(std::vector<EngineRequest> requests) {
+    for (const EngineRequest& request : requests) {
+      inputs_.push_back({false, static_cast<int32_t>(request.prompt_ids.size()), {}});
+    }
+    return SubmitAll(std::move(requests), nullptr);
+  }
 
  private:
   struct Input {
-    std::shared_ptr<RequestStream> stream;
     bool done = false;
     int32_t num_tokens = 0;
     std::vector<float> embedding;  // [embedding_size] once done
   };
-  void Notify();
-  void Drain();
+  void OnNews() override;
   void Finish();
 
-  ServerContext& context_;
   const api::EmbeddingRequest request_;
-  const Writer writer_;
   const SteadyClock::time_point arrival_;
-  uint64_t registry_id_ = 0;
-  std::atomic<bool> drain_posted_{false};
-  std::mutex ids_mu_;           // held only to copy ids: Cancel runs on the io thread
-  std::vector<RequestId> ids_;  // guarded by ids_mu_
-  std::mutex mu_;               // serializes Start and Drain
-  bool started_ = false;
-  bool finished_ = false;
-  std::vector<Input> inputs_;
-  Status error_;  // the first engine failure
+  std::vector<Input> inputs_;  // [num inputs], as streams_
+  Status error_;               // the first engine failure
 };
 
-Status Embedding::Start(std::vector<EngineRequest> requests) {
-  registry_id_ = context_.Register(shared_from_this());
-  std::lock_guard<std::mutex> lock(mu_);
-  std::weak_ptr<Embedding> weak = weak_from_this();
-  for (EngineRequest& request : requests) {
-    const int32_t num_tokens = static_cast<int32_t>(request.prompt_ids.size());
-    auto stream = context_.engine.Submit(std::move(request), [weak] {
-      if (auto self = weak.lock()) self->Notify();
-    });
-    if (!stream.ok()) {
-      Cancel();
-      context_.Unregister(registry_id_);
-      return stream.status();
-    }
-    std::lock_guard<std::mutex> ids_lock(ids_mu_);
-    ids_.push_back((*stream)->id());
-    inputs_.push_back({std::move(stream).value(), false, num_tokens, {}});
-  }
-  // A client that leaves frees the engine's work at once.
-  writer_->OnClose([weak] {
-    auto self = weak.lock();
-    if (self && self->writer_->disconnected()) self->Cancel();
-  });
-  started_ = true;
-  return OkStatus();
-}
-
-void Embedding::Cancel() {
-  std::vector<RequestId> ids;
-  {
-    std::lock_guard<std::mutex> lock(ids_mu_);
-    ids = ids_;
-  }
-  for (RequestId id : ids) context_.engine.Cancel(id);
-}
-
-void Embedding::Notify() {
-  if (drain_posted_.exchange(true)) return;  // a drain is already on its way
-  context_.runner.Post([self = shared_from_this()] { self->Drain(); });
-}
-
-void Embedding::Drain() {
-  drain_posted_.store(false);  // before polling: news from now on posts another drain
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!started_ || finished_) return;
+void Embedding::OnNews() {
   bool all_done = true;
-  for (Input& input : inputs_) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    Input& input = inputs_[i];
     if (input.done) continue;
-    if (std::optional<RequestOutput> output = input.stream->Poll()) {
+    if (std::optional<RequestOutput> output = streams_[i]->Poll()) {
       if (!output->error.ok() && error_.ok()) error_ = output->error;
       if (output->queue_time_s) context_.metrics.ObserveQueueTime(api::PriorityTier(0), *output->queue_time_s);
       if (!output->embedding.empty()) input.embedding = std::move(output->embedding);
@@ -123,7 +71,7 @@ void Embedding::Finish() {
   }
   const double e2e_s = std::chrono::duration<double>(SteadyClock::now() - arrival_).count();
   context_.metrics.ObserveGeneration(0, e2e_s, num_tokens, 0);  // prompt tokens; no output tokens
-  context_.Unregister(registry_id_);
+  Unregister();
   if (writer_->closed()) return context_.metrics.CountRequest(kEmbeddings, 499);  // the client left first
   if (!error_.ok()) return context_.ReplyError(*writer_, kEmbeddings, api::ApiError{error_, "", ""});
   if (!complete) {  // cancelled by shutdown

@@ -10,12 +10,6 @@
 namespace surge {
 namespace {
 
-int64_t NumChars(std::string_view text) {
-  int64_t count = 0;
-  for (char c : text) count += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
-  return count;
-}
-
 double SecondsBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -23,70 +17,31 @@ double SecondsBetween(SteadyClock::time_point from, SteadyClock::time_point to) 
 }  // namespace
 
 Generation::Generation(ServerContext& context, GenerationSpec spec, std::shared_ptr<net::ResponseWriter> writer)
-    : context_(context), spec_(std::move(spec)), writer_(std::move(writer)) {}
+    : InFlightRequest(context, std::move(writer)), spec_(std::move(spec)) {}
 
 Status Generation::Start(std::vector<EngineRequest> requests) {
-  registry_id_ = context_.Register(shared_from_this());
-  std::lock_guard<std::mutex> lock(mu_);
-  std::weak_ptr<Generation> weak = weak_from_this();
-  for (EngineRequest& request : requests) {
-    std::vector<int32_t> prompt_ids = spec_.echo ? request.prompt_ids : std::vector<int32_t>();
-    auto stream = context_.engine.Submit(std::move(request), [weak] {
-      if (auto self = weak.lock()) self->Notify();
-    });
-    if (!stream.ok()) {
-      Cancel();
-      context_.Unregister(registry_id_);
-      return stream.status();
+  prompts_.resize(requests.size());
+  if (spec_.echo) {
+    for (size_t i = 0; i < requests.size(); ++i) prompts_[i].prompt_ids = requests[i].prompt_ids;
+  }
+  return SubmitAll(std::move(requests), [this] {
+    choices_.resize(prompts_.size() * spec_.n);
+    if (spec_.make_tool_parser) {
+      for (ChoiceState& choice : choices_) choice.tool_parser = spec_.make_tool_parser();
     }
-    std::lock_guard<std::mutex> ids_lock(ids_mu_);
-    ids_.push_back((*stream)->id());
-    PromptState prompt;
-    prompt.stream = std::move(stream).value();
-    prompt.prompt_ids = std::move(prompt_ids);
-    prompts_.push_back(std::move(prompt));
-  }
-  choices_.resize(prompts_.size() * spec_.n);
-  if (spec_.make_tool_parser) {
-    for (ChoiceState& choice : choices_) choice.tool_parser = spec_.make_tool_parser();
-  }
-  if (spec_.stream) {
+    if (!spec_.stream) return;
     writer_->StartStream(200, net::SseHeaders());
     const std::string sse = spec_.encoder->StreamStart(static_cast<int32_t>(choices_.size()));
     if (!sse.empty()) writer_->Write(sse);
-  }
-  // The client may leave at any time: free its KV blocks at once rather than at the end.
-  writer_->OnClose([weak] {
-    auto self = weak.lock();
-    if (self && self->writer_->disconnected()) self->Cancel();
   });
-  started_ = true;
-  return OkStatus();
 }
 
-void Generation::Cancel() {
-  std::vector<RequestId> ids;
-  {
-    std::lock_guard<std::mutex> lock(ids_mu_);
-    ids = ids_;
-  }
-  for (RequestId id : ids) context_.engine.Cancel(id);
-}
-
-void Generation::Notify() {
-  if (drain_posted_.exchange(true)) return;  // a drain is already on its way
-  context_.runner.Post([self = shared_from_this()] { self->Drain(); });
-}
-
-void Generation::Drain() {
-  drain_posted_.store(false);  // before polling: news from now on posts another drain
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!started_ || finished_) return;
+void Generation::OnNews() {
   std::string sse;
   bool all_done = true;
   for (size_t i = 0; i < prompts_.size(); ++i) {
     if (prompts_[i].done) continue;
-    if (std::optional<RequestOutput> output = prompts_[i].stream->Poll()) Apply(i, *output, &sse);
+    if (std::optional<RequestOutput> output = streams_[i]->Poll()) Apply(i, *output, &sse);
     all_done &= prompts_[i].done;
   }
   if (!sse.empty() && !writer_->Write(sse)) Cancel();  // the client is gone
@@ -123,7 +78,7 @@ void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse)
   out.text_offset = choice.num_chars;
   if (spec_.logprobs) out.logprobs = ConvertLogprobs(delta.logprobs);
   if (delta.finish_reason) out.finish_reason = FinishReasonName(*delta.finish_reason);
-  choice.num_chars += NumChars(out.text);
+  choice.num_chars += api::NumChars(out.text);
   if (spec_.parse_reasoning) SplitReasoningDelta(choice, delta, &out);
   if (choice.tool_parser) SplitToolCalls(choice, &out);
   if (out.finish_reason) choice.finish_reason = out.finish_reason;
@@ -158,7 +113,7 @@ void Generation::Echo(size_t prompt_index, std::string* sse) {
     out.text = echo.text;
     out.text_offset = choice.num_chars;
     if (spec_.logprobs) out.logprobs = echo.logprobs;
-    choice.num_chars += NumChars(out.text);
+    choice.num_chars += api::NumChars(out.text);
     if (spec_.stream) {
       *sse += spec_.encoder->StreamDelta(out);
       continue;
@@ -240,7 +195,7 @@ void Generation::Finish() {
   // Bookkeeping before the last bytes: a client that has seen the end of its answer then
   // finds it in /metrics. (Shutdown still waits for those bytes: the connection stays
   // open until the response ends.)
-  context_.Unregister(registry_id_);
+  Unregister();
   if (spec_.stream) {
     FinishStream(usage);
   } else {

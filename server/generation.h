@@ -20,6 +20,7 @@
 #include "api/response_common.h"
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
+#include "server/in_flight_request.h"
 #include "server/reasoning_parser.h"
 #include "server/response_encoder.h"
 #include "server/server_context.h"
@@ -51,7 +52,7 @@ struct GenerationSpec {
   bool parallel_tool_calls = true;
 };
 
-class Generation : public InFlightRequest, public std::enable_shared_from_this<Generation> {
+class Generation final : public InFlightRequest {
  public:
   Generation(ServerContext& context, GenerationSpec spec, std::shared_ptr<net::ResponseWriter> writer);
 
@@ -59,8 +60,6 @@ class Generation : public InFlightRequest, public std::enable_shared_from_this<G
   // the response. A refusal (429, 400) comes back with nothing sent; requests already
   // submitted for earlier prompts are cancelled.
   Status Start(std::vector<EngineRequest> requests);
-  // Stops every engine request; each stream then ends (finish_reason "abort").
-  void Cancel() override;
 
  private:
   struct ChoiceState {
@@ -77,7 +76,6 @@ class Generation : public InFlightRequest, public std::enable_shared_from_this<G
     size_t num_tool_calls = 0;
   };
   struct PromptState {
-    std::shared_ptr<RequestStream> stream;
     bool done = false;
     bool queue_time_seen = false;
     RequestOutput totals;  // the latest counts (prompt, cached, completion tokens)
@@ -87,8 +85,7 @@ class Generation : public InFlightRequest, public std::enable_shared_from_this<G
     bool echoed = false;
   };
 
-  void Notify();
-  void Drain();
+  void OnNews() override;
   void Apply(size_t prompt_index, RequestOutput& output, std::string* sse);
   void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
   // spec.echo: the prompt's echo (and scores) into each of its choices, before their output.
@@ -103,18 +100,7 @@ class Generation : public InFlightRequest, public std::enable_shared_from_this<G
   void FinishWhole(const api::Usage& usage);
   api::Usage TotalUsage() const;
 
-  ServerContext& context_;
   const GenerationSpec spec_;
-  const std::shared_ptr<net::ResponseWriter> writer_;
-  uint64_t registry_id_ = 0;
-  std::atomic<bool> drain_posted_{false};
-
-  std::mutex ids_mu_;            // held only to copy ids: Cancel runs on the io thread
-  std::vector<RequestId> ids_;   // guarded by ids_mu_
-
-  std::mutex mu_;                // serializes Start and Drain
-  bool started_ = false;
-  bool finished_ = false;
   std::vector<PromptState> prompts_;
   std::vector<ChoiceState> choices_;  // [num_prompts * n]
   Status error_;                      // the first engine failure

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "server/in_flight_request.h"
 #include "server/kv_event_stream.h"
 #include "server/routes.h"
 

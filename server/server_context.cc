@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/in_flight_request.h"
+
 
 namespace surge {
 

@@ -32,13 +32,8 @@
 namespace surge {
 
 // A request in flight that shutdown waits for, then cancels: a Generation (completions,
-// chat) or an Embedding.
-class InFlightRequest {
- public:
-  virtual ~InFlightRequest() = default;
-  // Stops its engine requests; each then ends, and the request answers and unregisters.
-  virtual void Cancel() = 0;
-};
+// chat) or an Embedding (server/in_flight_request.h).
+class InFlightRequest;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";

@@ -1,28 +1,20 @@
 // The Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`) against a real `surge serve` on
 // the bundled random-weight model: generateText, streamText, structured output (the
 // deprecated generateObject and its successor generateText + Output.object) validated by
-// zod, and tools with tool_choice auto (accepted; any call must parse). Not tested here:
-// toolChoice 'required' or a named tool, which surge refuses with 400 for now.
+// zod, tools with tool_choice auto (accepted; any call must parse), and toolChoice
+// 'required' or a named tool (valid calls by constrained decoding).
 // Run: node --test tests/node/ai_sdk_test.mjs (SURGE=path/to/surge).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateObject, generateText, Output, streamText, tool } from 'ai';
-import { z } from 'zod';
 
+import { CityArgs, Pet } from './sdk_schemas.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
 const MODEL = 'stories260K';
-
-// Every field bounded, so that even a random model finishes the object within the budget.
-const Pet = z.object({
-  name: z.string().max(12),
-  kind: z.enum(['cat', 'dog', 'fish']),
-  age: z.number().int().min(0).max(30),
-  friendly: z.boolean(),
-});
 
 let server;
 let model;
@@ -92,7 +84,7 @@ test('generateObject and Output.object: a zod-valid object by constrained decodi
 test('tools with tool choice auto are accepted; any tool call parses', async () => {
   const getWeather = tool({
     description: 'The weather in a city',
-    inputSchema: z.object({ city: z.string() }),
+    inputSchema: CityArgs,
   });
   const sent = [];
   const recording = createOpenAICompatible({
@@ -112,6 +104,21 @@ test('tools with tool choice auto are accepted; any tool call parses', async () 
   for (const call of result.toolCalls) {
     assert.equal(call.toolName, 'get_weather');
     assert.equal(typeof call.input.city, 'string');
+  }
+});
+
+// toolChoice 'required' and a named tool: the output is held to the tool's schema.
+test('toolChoice required and a named tool give valid calls', async () => {
+  const getWeather = tool({ description: 'The weather in a city', inputSchema: CityArgs });
+  for (const toolChoice of ['required', { type: 'tool', toolName: 'get_weather' }]) {
+    const result = await generateText({
+      ...common(), maxOutputTokens: 200, temperature: 1, seed: 5, prompt: 'What is the weather in Paris?',
+      tools: { get_weather: getWeather }, toolChoice, providerOptions: { surge: { parallel_tool_calls: false } },
+    });
+    assert.equal(result.toolCalls.length, 1, JSON.stringify(result.toolCalls));
+    assert.equal(result.toolCalls[0].toolName, 'get_weather');
+    assert.deepEqual(CityArgs.parse(result.toolCalls[0].input), result.toolCalls[0].input);
+    assert.equal(result.finishReason, 'tool-calls');
   }
 });
 

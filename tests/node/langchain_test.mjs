@@ -1,28 +1,20 @@
 // LangChain's ChatOpenAI (@langchain/openai) against a real `surge serve` on the bundled
 // random-weight model: invoke, stream, withStructuredOutput(zod, {method: "jsonSchema"})
 // (schema-valid by constrained decoding), bindTools with tool_choice "auto" (accepted; any
-// call must parse), and a bad request surfacing as an error. Not tested here: method
-// "functionCalling" (it sends a named tool_choice) and tool_choice "required", which surge
-// refuses with 400 for now. Run: node --test tests/node/langchain_test.mjs (SURGE=...).
+// call must parse), withStructuredOutput(method "functionCalling", a named tool_choice) and
+// tool_choice "required" (valid calls by constrained decoding), and a bad request
+// surfacing as an error. Run: node --test tests/node/langchain_test.mjs (SURGE=...).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { AIMessageChunk, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
-import { z } from 'zod';
 
+import { CityArgs, Pet } from './sdk_schemas.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
 const MODEL = 'stories260K';
-
-// Every field bounded, so that even a random model finishes the object within the budget.
-const Pet = z.object({
-  name: z.string().max(12),
-  kind: z.enum(['cat', 'dog', 'fish']),
-  age: z.number().int().min(0).max(30),
-  friendly: z.boolean(),
-});
 
 let server;
 
@@ -86,7 +78,7 @@ test('withStructuredOutput (jsonSchema): a zod-valid object by constrained decod
 test('bindTools with tool_choice auto is accepted; any tool call parses', async () => {
   const getWeather = {
     name: 'get_weather', description: 'The weather in a city',
-    schema: z.object({ city: z.string() }),
+    schema: CityArgs,
   };
   const sent = [];
   const recordingFetch = (url, init) => { sent.push(JSON.parse(init.body)); return fetch(url, init); };
@@ -105,6 +97,25 @@ test('bindTools with tool_choice auto is accepted; any tool call parses', async 
   let merged;
   for await (const chunk of await model.stream('What is the weather in Paris?')) merged = merged ? merged.concat(chunk) : chunk;
   for (const call of merged.tool_calls ?? []) assert.equal(call.name, 'get_weather');
+});
+
+// A named tool_choice (functionCalling) and "required": the output is held to the tool's
+// schema, so even this model returns a valid call.
+test('withStructuredOutput (functionCalling) and tool_choice required give valid calls', async () => {
+  for (let seed = 0; seed < 3; ++seed) {
+    const structured = chat({ maxTokens: 200, temperature: 1, modelKwargs: { seed } })
+      .withStructuredOutput(Pet, { method: 'functionCalling', name: 'pet' });
+    const pet = await structured.invoke('Describe a pet.');
+    assert.deepEqual(Pet.parse(pet), pet);
+  }
+  const getWeather = { name: 'get_weather', description: 'The weather in a city', schema: CityArgs };
+  const message = await chat({ maxTokens: 200, temperature: 1, modelKwargs: { seed: 4 } })
+    .bindTools([getWeather], { tool_choice: 'required', parallel_tool_calls: false })
+    .invoke('What is the weather in Paris?');
+  assert.equal(message.tool_calls.length, 1, JSON.stringify(message.tool_calls));
+  assert.equal(message.tool_calls[0].name, 'get_weather');
+  assert.deepEqual(CityArgs.parse(message.tool_calls[0].args), message.tool_calls[0].args);
+  assert.deepEqual(message.invalid_tool_calls ?? [], []);
 });
 
 test('a bad request surfaces as an error with the status and the server message', async () => {
