@@ -70,14 +70,16 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   void BlockPosts();
 
   // io thread only.
-  void StartExchange(Url url, ClientRequest request, ClientCallbacks callbacks,
+  void StartExchange(uint64_t id, Url url, ClientRequest request, ClientCallbacks callbacks,
                      ClientTimings timings, bool allow_reuse);
+  void CancelExchange(uint64_t id);
   std::unique_ptr<PooledConnection> TakeIdle(const std::string& host_port);
   void ReturnIdle(const std::string& host_port, std::unique_ptr<PooledConnection> connection);
   void Unregister(uint64_t exchange_id);
   void Shutdown();
 
   std::atomic<int64_t> num_connections_opened{0};
+  std::atomic<uint64_t> next_exchange_id{1};  // ids are taken in Send, on any thread
 
  private:
   boost::asio::io_context io_;  // first member: destroyed last
@@ -88,7 +90,6 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   bool shutting_down_ = false;
   std::unordered_map<std::string, std::vector<std::unique_ptr<PooledConnection>>> idle_;
   std::unordered_map<uint64_t, std::weak_ptr<ClientExchange>> exchanges_;
-  uint64_t next_exchange_id_ = 1;
 };
 
 class ClientExchange : public std::enable_shared_from_this<ClientExchange> {

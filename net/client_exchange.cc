@@ -93,7 +93,11 @@ void ClientExchange::OnConnected(const error_code& ec) {
 void ClientExchange::SendRequest() {
   request_head_ = FormatRequestHead(request_.method, url_, request_.headers, request_.body.size());
   ResetParser();
-  ArmReadDeadline(request_.read_timeout_ms, "response");
+  if (request_.first_byte_timeout_ms > 0) {
+    ArmReadDeadline(request_.first_byte_timeout_ms, "first response byte");
+  } else {
+    ArmReadDeadline(request_.read_timeout_ms, "response");
+  }
   std::array<asio::const_buffer, 2> buffers = {asio::buffer(request_head_),
                                                asio::buffer(request_.body)};
   asio::async_write(connection_->socket, buffers,
@@ -127,7 +131,7 @@ void ClientExchange::RetryOnFreshConnection() {
   core_->Unregister(id_);
   ClientTimings timings = result_.timings;
   timings.reused_connection = false;
-  core_->StartExchange(url_, request_, std::move(callbacks_), timings, /*allow_reuse=*/false);
+  core_->StartExchange(id_, url_, request_, std::move(callbacks_), timings, /*allow_reuse=*/false);
 }
 
 void ClientExchange::ResetParser() {

@@ -46,9 +46,8 @@ void ClientCore::BlockPosts() {
   work_.reset();
 }
 
-void ClientCore::StartExchange(Url url, ClientRequest request, ClientCallbacks callbacks,
-                               ClientTimings timings, bool allow_reuse) {
-  uint64_t id = next_exchange_id_++;
+void ClientCore::StartExchange(uint64_t id, Url url, ClientRequest request,
+                               ClientCallbacks callbacks, ClientTimings timings, bool allow_reuse) {
   auto exchange = std::make_shared<ClientExchange>(shared_from_this(), id, std::move(url),
                                                    std::move(request), std::move(callbacks), timings);
   if (shutting_down_) {
@@ -82,6 +81,14 @@ void ClientCore::ReturnIdle(const std::string& host_port,
 
 void ClientCore::Unregister(uint64_t exchange_id) { exchanges_.erase(exchange_id); }
 
+void ClientCore::CancelExchange(uint64_t id) {
+  auto it = exchanges_.find(id);
+  if (it == exchanges_.end()) return;
+  if (std::shared_ptr<ClientExchange> exchange = it->second.lock()) {
+    exchange->Fail(Status(StatusCode::kCancelled, "request cancelled by its sender"));
+  }
+}
+
 void ClientCore::Shutdown() {
   shutting_down_ = true;
   std::vector<std::shared_ptr<ClientExchange>> active;
@@ -107,22 +114,29 @@ HttpClient::~HttpClient() {
   io_thread_.join();
 }
 
-void HttpClient::Send(ClientRequest request, ClientCallbacks callbacks) {
+RequestId HttpClient::Send(ClientRequest request, ClientCallbacks callbacks) {
+  const uint64_t id = core_->next_exchange_id.fetch_add(1, std::memory_order_relaxed);
   ClientTimings timings;
   timings.start = std::chrono::steady_clock::now();
   StatusOr<Url> url = ParseUrl(request.url);
-  auto task = [core = core_, url = std::move(url), request = std::move(request),
+  // Posted in order with any later Cancel(id), so a cancel never overtakes its start.
+  auto task = [core = core_, id, url = std::move(url), request = std::move(request),
                callbacks, timings]() mutable {
     if (!url.ok()) {
       if (callbacks.on_done) callbacks.on_done({url.status(), {}, timings});
       return;
     }
-    core->StartExchange(std::move(url).value(), std::move(request), std::move(callbacks), timings,
-                        /*allow_reuse=*/true);
+    core->StartExchange(id, std::move(url).value(), std::move(request), std::move(callbacks),
+                        timings, /*allow_reuse=*/true);
   };
   if (!core_->Post(std::move(task)) && callbacks.on_done) {
     callbacks.on_done({Status(StatusCode::kCancelled, "HttpClient is shutting down"), {}, timings});
   }
+  return RequestId{id};
+}
+
+void HttpClient::Cancel(RequestId id) {
+  core_->Post([core = core_, id] { core->CancelExchange(static_cast<uint64_t>(id)); });
 }
 
 StatusOr<HttpResponse> HttpClient::Fetch(ClientRequest request) {

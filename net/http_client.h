@@ -36,7 +36,13 @@ struct ClientRequest {
   std::string body{};
   int64_t timeout_ms = 60'000;       // the whole exchange; 0: none
   int64_t read_timeout_ms = 30'000;  // longest wait for the next bytes; 0: none
+  // Longest wait from the request's start on a connection to the first response byte (a
+  // backend that accepts and never answers, or a long prefill); 0: read_timeout_ms.
+  int64_t first_byte_timeout_ms = 0;
 };
+
+// Names one request sent by an HttpClient, for Cancel. 0 is never a valid id.
+enum class RequestId : uint64_t {};
 
 struct ClientTimings {
   SteadyTime start;      // Send() was called
@@ -79,8 +85,12 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Starts a request. Thread-safe.
-  void Send(ClientRequest request, ClientCallbacks callbacks);
+  // Starts a request. Thread-safe. The id lets another thread Cancel it.
+  RequestId Send(ClientRequest request, ClientCallbacks callbacks);
+  // Ends the request at once, if it is still in flight: its connection is closed (never
+  // reused) and on_done gets CANCELLED. A proxy calls it when its own client went away.
+  // Thread-safe, returns at once; an id that already finished is ignored.
+  void Cancel(RequestId id);
   // Blocking convenience over Send: the response, or the Status of the failure.
   // Must not be called from a callback (it would wait on its own thread).
   StatusOr<HttpResponse> Fetch(ClientRequest request);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <future>
 
 #include "net/http_server.h"
@@ -156,6 +158,62 @@ TEST(HttpClientTest, DestructionCancelsRequestsInFlight) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(done.get_future().get().code(), StatusCode::kCancelled);
+}
+
+TEST(HttpClientTest, FirstByteTimeoutIsSeparateFromTheIdleTimeout) {
+  // Answers 300 ms after the request, then sends the rest of the body 50 ms later.
+  FakeServer slow_start([](int fd) {
+    ReadRequestHead(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    WriteAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    WriteAll(fd, "cd");
+  });
+  HttpClient client;
+  // A long first-byte wait covers the slow start; the short idle timeout only applies later.
+  StatusOr<HttpResponse> response = client.Fetch(
+      {.url = LocalUrl(slow_start.port()), .read_timeout_ms = 150, .first_byte_timeout_ms = 2000});
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->body, "abcd");
+  // A short first-byte wait fails even with a long idle timeout, and says which one it was.
+  response = client.Fetch(
+      {.url = LocalUrl(slow_start.port()), .read_timeout_ms = 5000, .first_byte_timeout_ms = 100});
+  EXPECT_EQ(response.status().code(), StatusCode::kDeadlineExceeded) << response.status().ToString();
+  EXPECT_NE(response.status().message().find("first response byte"), std::string::npos);
+}
+
+TEST(HttpClientTest, CancelEndsOneRequestAndClosesItsConnection) {
+  std::promise<void> server_saw_close;
+  FakeServer streaming([&](int fd) {
+    ReadRequestHead(fd);
+    WriteAll(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+    char byte;
+    // Blocks until the client closes its end (recv returns 0) or 3 s pass.
+    timeval timeout{3, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    if (recv(fd, &byte, 1, 0) == 0) server_saw_close.set_value();
+  });
+  HttpClient client;
+  std::promise<ClientResult> done;
+  std::promise<void> got_data;
+  ClientCallbacks callbacks;
+  callbacks.on_data = [&](std::string_view, SteadyTime) {
+    got_data.set_value();
+    return true;
+  };
+  callbacks.on_done = [&](ClientResult result) { done.set_value(std::move(result)); };
+  RequestId id = client.Send({.url = LocalUrl(streaming.port())}, callbacks);
+  ASSERT_EQ(got_data.get_future().wait_for(std::chrono::seconds(3)), std::future_status::ready);
+  auto start = std::chrono::steady_clock::now();
+  client.Cancel(id);
+  ClientResult result = done.get_future().get();
+  EXPECT_EQ(result.status.code(), StatusCode::kCancelled) << result.status.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  EXPECT_EQ(server_saw_close.get_future().wait_for(std::chrono::seconds(3)), std::future_status::ready);
+  client.Cancel(id);  // already finished: ignored
+  client.Cancel(RequestId{987654});
+  EXPECT_NE(static_cast<uint64_t>(client.Send({.url = LocalUrl(testing::UnusedPort())}, {})),
+            static_cast<uint64_t>(id));
 }
 
 }  // namespace

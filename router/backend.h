@@ -1,0 +1,81 @@
+// Backend: the router's view of one engine -- its address, pool and weight, its health as
+// the monitor last saw it, its load from its own /metrics, this router's requests on it,
+// and its circuit breaker and outlier detector. Shared (shared_ptr) by the gateway and
+// every request on it, so that a removed backend lives until its last request ends.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "router/circuit_breaker.h"
+#include "router/outlier_detector.h"
+#include "router/route_config.h"
+
+namespace surge::router {
+
+// What a backend's /metrics said last (surge serve's or vLLM's names); -1: not reported.
+struct EngineLoad {
+  double num_running = -1;
+  double num_waiting = -1;
+  double kv_usage = -1;  // [0, 1]
+};
+
+int64_t SteadyNowMs();
+
+// How one attempt on a backend ended, for its breaker and outlier window. kNeutral: it says
+// nothing about the backend (our client left, a 4xx): only the in-flight count changes.
+enum class AttemptOutcome { kSuccess, kFailure, kNeutral };
+
+class Backend {
+ public:
+  Backend(int32_t id, BackendConfig config, const RouteConfig& route_config);
+
+  int32_t id() const { return id_; }  // unique for the gateway's lifetime, never reused
+  const std::string& url() const { return config_.url; }
+  const std::string& pool() const { return config_.pool; }
+  double weight() const { return config_.weight; }
+
+  // May a new request go here now: healthy, not draining, not removed, breaker allows,
+  // not ejected.
+  bool IsRoutable(int64_t now_ms) const;
+  bool healthy() const { return healthy_.load(); }
+  bool draining() const { return admin_draining_.load() || health_draining_.load(); }
+
+  // The monitor's view: one /health result (200 ok, 503 draining, anything else failed).
+  void OnHealthCheck(int http_status, const HealthConfig& health);
+  void SetLoad(const EngineLoad& load);
+  EngineLoad load() const;
+  void SetAdminDraining(bool draining) { admin_draining_.store(draining); }
+  void MarkRemoved() { removed_.store(true); }
+  bool removed() const { return removed_.load(); }
+
+  // The request path: one attempt sent, then its outcome (failures: connect errors,
+  // timeouts, 5xx, broken streams).
+  void OnAttemptStart(int64_t now_ms);
+  void OnAttemptEnd(AttemptOutcome outcome, int64_t now_ms);
+  // Asks the outlier detector; true when the backend should now be ejected.
+  bool ShouldEject(int64_t now_ms);
+  void Eject(int64_t now_ms);
+  bool IsEjected(int64_t now_ms) const;
+  BreakerState breaker_state() const;
+  int32_t num_in_flight() const { return num_in_flight_.load(std::memory_order_relaxed); }
+
+ private:
+  const int32_t id_;
+  const BackendConfig config_;
+  std::atomic<bool> healthy_{true};  // optimistic: a new backend is routable at once
+  std::atomic<bool> health_draining_{false};
+  std::atomic<bool> admin_draining_{false};
+  std::atomic<bool> removed_{false};
+  std::atomic<int32_t> num_in_flight_{0};
+  int64_t num_good_checks_ = 0;  // consecutive; guarded by mu_
+  int64_t num_bad_checks_ = 0;
+  mutable std::mutex mu_;
+  EngineLoad load_;              // guarded by mu_
+  CircuitBreaker breaker_;       // guarded by mu_
+  OutlierDetector outliers_;     // guarded by mu_
+};
+
+}  // namespace surge::router

@@ -1,0 +1,111 @@
+#include "router/gateway.h"
+
+#include <nlohmann/json.hpp>
+
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "obs/metrics.h"
+#include "router/backend_monitor.h"
+#include "router/backend_set.h"
+#include "router/delay_queue.h"
+#include "router/models_route.h"
+#include "router/proxy.h"
+#include "router/router_metrics.h"
+
+namespace surge::router {
+
+StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
+  config.pools.try_emplace(kDefaultPool);
+  Status valid = ValidateRouteConfig(config);
+  if (!valid.ok()) return valid;
+  std::unique_ptr<Gateway> gateway(new Gateway(std::move(config)));
+  const RouteConfig& c = gateway->config_;
+  StatusOr<std::unique_ptr<BackendSet>> backends = BackendSet::Create(c);
+  if (!backends.ok()) return backends.status();
+  gateway->backends_ = std::move(backends).value();
+  gateway->metrics_ = std::make_unique<RouterMetrics>();
+  gateway->client_ = std::make_unique<net::HttpClient>(net::HttpClientOptions{.connect_timeout_ms = c.timeouts.connect_ms});
+  BackendSet* set = gateway->backends_.get();
+  gateway->monitor_ = std::make_unique<BackendMonitor>(c.health, *gateway->client_, [set] { return set->Snapshot(); });
+  gateway->delays_ = std::make_unique<DelayQueue>();
+  gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_, *gateway->delays_});
+  net::HttpServerOptions server_options;
+  server_options.host = c.host;
+  server_options.port = static_cast<uint16_t>(c.port);
+  server_options.max_body_bytes = static_cast<size_t>(c.max_body_bytes);
+  // Streams idle for as long as a backend may: the router must not cut them first.
+  server_options.body_timeout_ms = std::max<int64_t>(server_options.body_timeout_ms, c.timeouts.idle_ms);
+  gateway->server_ = std::make_unique<net::HttpServer>(server_options);
+  gateway->RegisterRoutes();
+  return gateway;
+}
+
+Gateway::Gateway(RouteConfig config) : config_(std::move(config)) {}
+
+Gateway::~Gateway() { Stop(); }
+
+void Gateway::RegisterRoutes() {
+  ProxyContext* context = context_.get();
+  auto proxy = [context](net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) {
+    ProxyRequest(*context, std::move(request), std::move(writer));
+  };
+  for (const char* path : {"/v1/*", "/tokenize", "/detokenize"}) server_->Route("POST", path, proxy);
+  server_->Route("GET", "/v1/*", proxy);
+  server_->Route("GET", "/v1/models", [context](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    ServeModels(*context, std::move(writer));
+  });
+  BackendSet* set = backends_.get();
+  server_->Route("GET", "/health", [set](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    const int num_routable = set->NumRoutable(SteadyNowMs());
+    nlohmann::json body{{"status", num_routable > 0 ? "ok" : "no routable backend"},
+                        {"num_routable_backends", num_routable}};
+    writer->SendJson(num_routable > 0 ? 200 : 503, body.dump());
+  });
+  RouterMetrics* metrics = metrics_.get();
+  server_->Route("GET", "/metrics", [set, metrics](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    std::vector<std::shared_ptr<Backend>> backends = set->Snapshot();
+    writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}},
+                 metrics->Expose(backends, SteadyNowMs()));
+  });
+}
+
+Status Gateway::Start() {
+  monitor_->CheckNow();
+  monitor_->Start();
+  return server_->Start();
+}
+
+uint16_t Gateway::port() const { return server_->port(); }
+
+std::string Gateway::url() const {
+  const bool ipv6 = config_.host.find(':') != std::string::npos;
+  return "http://" + (ipv6 ? "[" + config_.host + "]" : config_.host) + ":" + std::to_string(port());
+}
+
+Status Gateway::AddBackend(std::string_view pool, std::string_view url, double weight) {
+  return backends_->AddBackend(pool, url, weight);
+}
+
+Status Gateway::RemoveBackend(std::string_view url) { return backends_->RemoveBackend(url); }
+
+Status Gateway::SetDraining(std::string_view url, bool draining) { return backends_->SetDraining(url, draining); }
+
+bool Gateway::Shutdown(std::chrono::milliseconds timeout) {
+  server_->Drain();
+  const bool idle = server_->WaitUntilIdle(timeout);
+  Stop();
+  return idle;
+}
+
+void Gateway::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Order matters: no new attempts or retries, then no clients, no checks, and last the
+  // HTTP client (its cancelled requests' callbacks see `stopping` and retry nothing).
+  context_->stopping.store(true);
+  server_->Stop();
+  monitor_->Stop();
+  client_.reset();
+}
+
+}  // namespace surge::router

@@ -1,0 +1,70 @@
+// Gateway: `surge route` as an object -- it owns the configuration, the backend set, the
+// HTTP client to the engines, the health monitor, the metrics and the listening server,
+// and lets other parts (the local worker supervisor, a later autoscaler) add, remove and
+// drain backends while it runs.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "router/route_config.h"
+
+namespace surge::net {
+class HttpClient;
+class HttpServer;
+}  // namespace surge::net
+
+namespace surge::router {
+
+class BackendMonitor;
+class BackendSet;
+class DelayQueue;
+class RouterMetrics;
+struct ProxyContext;
+
+class Gateway {
+ public:
+  // Checks the config and builds everything; nothing listens yet.
+  static StatusOr<std::unique_ptr<Gateway>> Create(RouteConfig config);
+  ~Gateway();  // Stop()
+
+  // Checks every backend once, starts the monitor and listens on config.host:port.
+  Status Start();
+  uint16_t port() const;
+  std::string url() const;  // "http://HOST:PORT"
+
+  // Thread-safe, at any time (also before Start).
+  Status AddBackend(std::string_view pool, std::string_view url, double weight = 1.0);
+  // In-flight requests on it finish; new ones go elsewhere.
+  Status RemoveBackend(std::string_view url);
+  Status SetDraining(std::string_view url, bool draining);
+
+  // Graceful stop: refuse new connections, let in-flight requests finish up to `timeout`,
+  // then close everything. Returns whether it was idle in time.
+  bool Shutdown(std::chrono::milliseconds timeout);
+  void Stop();
+
+  const RouteConfig& config() const { return config_; }
+  BackendSet& backends() { return *backends_; }
+
+ private:
+  explicit Gateway(RouteConfig config);
+  void RegisterRoutes();
+
+  const RouteConfig config_;
+  // Declaration order is destruction order reversed: the server goes first, then the
+  // retries still waiting (they see `stopping` and answer 503), then what they borrow.
+  std::unique_ptr<BackendSet> backends_;
+  std::unique_ptr<RouterMetrics> metrics_;
+  std::unique_ptr<BackendMonitor> monitor_;
+  std::unique_ptr<net::HttpClient> client_;
+  std::unique_ptr<ProxyContext> context_;
+  std::unique_ptr<DelayQueue> delays_;
+  std::unique_ptr<net::HttpServer> server_;
+  bool stopped_ = false;
+};
+
+}  // namespace surge::router

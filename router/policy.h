@@ -1,0 +1,84 @@
+// Policy: how a pool chooses one backend for one request, and the name -> factory registry
+// (`round-robin`, `least-load`, `p2c`, `session`; `cache-aware` registers itself the same
+// way). A policy sees the request (path, parsed body, headers) and each routable
+// candidate's state; it never sees backends that are unhealthy, draining, ejected or
+// behind an open breaker (the gateway filters them first).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "net/http_types.h"
+#include "router/backend.h"
+#include "router/route_config.h"
+
+namespace surge::router {
+
+struct RouteRequest {
+  std::string_view path;                    // "/v1/chat/completions"
+  const nlohmann::json* body = nullptr;     // null when the body is not a JSON object
+  const net::HttpHeaders* headers = nullptr;
+};
+
+struct Candidate {
+  int32_t backend_id = -1;  // Backend::id(): stable across calls, for per-backend policy state
+  std::string_view url;
+  double weight = 1;
+  EngineLoad load;           // from the backend's /metrics; fields -1 when unknown
+  int32_t num_in_flight = 0; // this router's requests on it now
+  const Backend* backend = nullptr;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  // An index into `candidates` (never empty). Called from many threads at once.
+  virtual size_t Pick(const RouteRequest& request, std::span<const Candidate> candidates) = 0;
+  // A backend left the pool: drop any state kept for it.
+  virtual void OnBackendRemoved(int32_t /*backend_id*/) {}
+};
+
+using PolicyFactory = std::function<StatusOr<std::unique_ptr<Policy>>(const PolicyOptions& options)>;
+
+// Registers (or replaces) a policy name. Thread-safe; the built-in ones are registered
+// before the first MakePolicy.
+void RegisterPolicy(std::string name, PolicyFactory factory);
+// INVALID_ARGUMENT naming the policy (and the known ones) when it is not registered.
+StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyOptions& options);
+std::vector<std::string> PolicyNames();  // sorted
+
+// Load views shared by the policies.
+// Fraction of the backend in use, [0, 1]: its KV usage when it reports one, else
+// running / options.backend_capacity (running: the larger of /metrics and our in-flight).
+double LoadFraction(const Candidate& candidate, const PolicyOptions& options);
+// Requests waiting for it: its reported waiting count plus this router's in-flight ones.
+double QueueLength(const Candidate& candidate);
+// Requests on it, counted once: max(running + waiting, our in-flight) (see cache_aware.h).
+double RequestLoad(const Candidate& candidate);
+
+// least-load as weighted scorers: score = sum(weight * scorer), higher wins.
+struct Scorer {
+  double weight = 1;
+  std::function<double(const Candidate&, const PolicyOptions&)> score;
+};
+// The preset: 0.6 * (1 - LoadFraction) + 0.4 / (1 + QueueLength).
+std::vector<Scorer> LeastLoadScorers();
+std::unique_ptr<Policy> MakeScoringPolicy(std::string name, std::vector<Scorer> scorers, PolicyOptions options);
+std::unique_ptr<Policy> MakeRoundRobinPolicy();
+std::unique_ptr<Policy> MakeP2cPolicy(const PolicyOptions& options);
+std::unique_ptr<Policy> MakeSessionPolicy(const PolicyOptions& options);
+
+// The affinity key of a request for the session policy: the header, else the body's
+// "user" string; empty when neither is there.
+std::string SessionKey(const RouteRequest& request, std::string_view header);
+
+}  // namespace surge::router

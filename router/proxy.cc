@@ -1,0 +1,252 @@
+#include "router/proxy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <random>
+
+#include "net/sse.h"
+#include "router/forward_headers.h"
+
+namespace surge::router {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr size_t kMaxBufferedBytes = 256 << 20;  // a non-streamed response body
+
+bool IsRetryableStatus(int status) { return status == 429 || status >= 500; }
+
+bool IsEventStream(const net::HttpResponse& head) {
+  const std::string* type = head.headers.Find("content-type");
+  return head.status == 200 && type != nullptr && type->rfind("text/event-stream", 0) == 0;
+}
+
+int64_t BackoffMs(const RetryConfig& retry, int64_t num_failed_attempts) {
+  const int64_t shift = std::min<int64_t>(num_failed_attempts - 1, 20);
+  const int64_t cap = std::min(retry.backoff_max_ms, retry.backoff_base_ms << shift);
+  if (cap <= 0) return 0;
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  return std::uniform_int_distribution<int64_t>(0, cap)(rng);  // full jitter
+}
+
+// One client request across its attempts. Attempt state is written before each Send and
+// then touched only by that attempt's callbacks (on the client's io thread); `mu_` guards
+// what the server's io thread (client disconnect) shares with them.
+class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
+ public:
+  ProxyCall(ProxyContext& context, net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer)
+      : ctx_(context), request_(std::move(request)), writer_(std::move(writer)) {}
+
+  void Start() {
+    ParseBody();
+    const std::string* id = request_.headers.Find("x-request-id");
+    request_id_ = id != nullptr && !id->empty() ? *id : MakeRequestId();
+    headers_ = BackendRequestHeaders(request_.headers, ctx_.config.forward_authorization,
+                                     ctx_.config.policy_options.session_header, request_id_);
+    writer_->OnClose([weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->OnClientClosed();
+    });
+    Attempt();
+  }
+
+ private:
+  void ParseBody() {
+    const size_t first = request_.body.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && request_.body[first] == '{') {
+      body_ = Json::parse(request_.body, nullptr, /*allow_exceptions=*/false);
+      if (body_.is_discarded()) body_ = nullptr;  // the engine answers it with a 400
+    }
+    std::string model;
+    if (body_.is_object()) {
+      auto it = body_.find("model");
+      if (it != body_.end() && it->is_string()) model = it->get<std::string>();
+    }
+    pool_ = ctx_.backends.PoolForModel(model);
+    route_request_ = {.path = request_.path, .body = body_.is_object() ? &body_ : nullptr,
+                      .headers = &request_.headers};
+  }
+
+  bool ClientGone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return client_gone_;
+  }
+
+  void Attempt() {
+    if (ClientGone()) return Count(backend_ ? backend_->url() : "none", 499);
+    if (ctx_.stopping.load()) return FinishWithError(503, "the router is shutting down");
+    const auto decision_start = std::chrono::steady_clock::now();
+    std::shared_ptr<Backend> backend = ctx_.backends.Choose(pool_, route_request_, tried_);
+    ctx_.metrics.ObserveDecisionSeconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - decision_start).count());
+    if (backend == nullptr) return FinishNoBackend();
+    backend_ = std::move(backend);
+    tried_.push_back(backend_->id());
+    ++num_attempts_;
+    streaming_ = false;
+    head_ = {};
+    buffered_.clear();
+    Send();
+  }
+
+  void Send() {
+    const TimeoutConfig& timeouts = ctx_.config.timeouts;
+    net::ClientRequest request{.method = request_.method, .url = backend_->url() + request_.target,
+                               .headers = headers_, .body = request_.body, .timeout_ms = timeouts.total_ms,
+                               .read_timeout_ms = timeouts.idle_ms, .first_byte_timeout_ms = timeouts.first_byte_ms};
+    auto self = shared_from_this();
+    net::ClientCallbacks callbacks{
+        .on_head = [self](const net::HttpResponse& head) { self->OnHead(head); },
+        .on_data = [self](std::string_view data, net::SteadyTime) { return self->OnData(data); },
+        .on_done = [self](net::ClientResult result) { self->OnDone(std::move(result)); }};
+    const net::RequestId id = ctx_.client.Send(std::move(request), std::move(callbacks));
+    bool gone;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      attempt_id_ = id;
+      gone = client_gone_;
+    }
+    if (gone) ctx_.client.Cancel(id);  // the client left between Attempt and here
+  }
+
+  void OnHead(const net::HttpResponse& head) {
+    if (!IsEventStream(head)) {
+      head_ = head;  // buffered: retryable until the whole body is here
+      return;
+    }
+    streaming_ = true;  // from here on the client has bytes: no retry
+    writer_->StartStream(200, ClientResponseHeaders(head.headers, backend_->url(), request_id_));
+  }
+
+  bool OnData(std::string_view data) {
+    if (streaming_) return writer_->Write(data);  // false: the client left, cancel
+    if (buffered_.size() + data.size() > kMaxBufferedBytes) return false;
+    buffered_.append(data);
+    return true;
+  }
+
+  void OnDone(net::ClientResult result) {
+    const int64_t now_ms = SteadyNowMs();
+    if (ClientGone()) {
+      backend_->OnAttemptEnd(AttemptOutcome::kNeutral, now_ms);
+      if (streaming_) writer_->End();
+      return Count(backend_->url(), 499);
+    }
+    if (streaming_) return EndStream(result.status, now_ms);
+    const int status = result.status.ok() ? result.response.status : 0;
+    if (result.status.ok() && !IsRetryableStatus(status)) {
+      backend_->OnAttemptEnd(AttemptOutcome::kSuccess, now_ms);
+      writer_->Send(status, ClientResponseHeaders(head_.headers, backend_->url(), request_id_), std::move(buffered_));
+      return Count(backend_->url(), status);
+    }
+    // 429 is the engine protecting itself, not failing: no breaker strike.
+    backend_->OnAttemptEnd(status == 429 ? AttemptOutcome::kNeutral : AttemptOutcome::kFailure, now_ms);
+    if (status != 429 && ctx_.backends.MaybeEject(*backend_, now_ms)) ctx_.metrics.CountEjection(backend_->url());
+    last_status_ = result.status;
+    last_response_status_ = status;
+    RetryOrFail();
+  }
+
+  void EndStream(const Status& status, int64_t now_ms) {
+    backend_->OnAttemptEnd(status.ok() ? AttemptOutcome::kSuccess : AttemptOutcome::kFailure, now_ms);
+    if (!status.ok()) {
+      // Bytes already reached the client, so no retry: end the stream the way an OpenAI
+      // client understands, instead of cutting it off.
+      writer_->Write(net::EncodeSseData(net::ErrorJson(GatewayStatusFor(status), "backend " + backend_->url() +
+                                                                                     " failed mid-stream: " +
+                                                                                     status.message())));
+      writer_->Write(net::EncodeSseData("[DONE]"));
+      ctx_.metrics.CountStreamError(backend_->url());
+      if (ctx_.backends.MaybeEject(*backend_, now_ms)) ctx_.metrics.CountEjection(backend_->url());
+    }
+    writer_->End();
+    Count(backend_->url(), 200);
+  }
+
+  void RetryOrFail() {
+    if (num_attempts_ <= ctx_.config.retry.max_retries && !ctx_.stopping.load()) {
+      ctx_.metrics.CountRetry(pool_);
+      const int64_t delay_ms = BackoffMs(ctx_.config.retry, num_attempts_);
+      if (delay_ms == 0) return Attempt();
+      ctx_.delays.After(delay_ms, [self = shared_from_this()] { self->Attempt(); });
+      return;
+    }
+    FinishAfterFailure();
+  }
+
+  // Retries are over (or no other backend is left): the last failure goes to the client.
+  void FinishAfterFailure() {
+    if (last_response_status_ != 0) {  // the backend's own 5xx / 429, passed on as it is
+      writer_->Send(last_response_status_, ClientResponseHeaders(head_.headers, backend_->url(), request_id_),
+                    std::move(buffered_));
+      return Count(backend_->url(), last_response_status_);
+    }
+    const int status = GatewayStatusFor(last_status_);
+    FinishWithError(status, "backend " + backend_->url() + " failed: " + last_status_.message());
+  }
+
+  void FinishNoBackend() {
+    if (backend_ != nullptr) return FinishAfterFailure();  // tried some; none left to try
+    ctx_.metrics.CountNoBackend(pool_);
+    FinishWithError(503, "no routable backend in pool '" + pool_ + "'");
+  }
+
+  void FinishWithError(int status, const std::string& message) {
+    net::HttpHeaders headers{{"content-type", "application/json"}, {"x-request-id", request_id_}};
+    if (backend_ != nullptr) headers.Set("x-surge-backend", backend_->url());
+    writer_->Send(status, std::move(headers), net::ErrorJson(status, message));
+    Count(backend_ != nullptr ? backend_->url() : "none", status);
+  }
+
+  void Count(std::string_view backend, int status) {
+    ctx_.metrics.CountRequest(backend, pool_, ctx_.backends.PolicyName(pool_), status);
+  }
+
+  void OnClientClosed() {
+    if (!writer_->disconnected()) return;  // the response was written: nothing to stop
+    net::RequestId id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      client_gone_ = true;
+      id = attempt_id_;
+    }
+    if (id != net::RequestId{}) ctx_.client.Cancel(id);
+  }
+
+  ProxyContext& ctx_;
+  net::HttpRequest request_;
+  const std::shared_ptr<net::ResponseWriter> writer_;
+  Json body_;
+  RouteRequest route_request_;
+  std::string pool_;
+  std::string request_id_;
+  net::HttpHeaders headers_;  // sent to every backend tried
+  std::vector<int32_t> tried_;
+  int64_t num_attempts_ = 0;
+
+  // The attempt in flight (see the class comment).
+  std::shared_ptr<Backend> backend_;
+  bool streaming_ = false;
+  net::HttpResponse head_;
+  std::string buffered_;
+  Status last_status_;
+  int last_response_status_ = 0;
+
+  std::mutex mu_;
+  net::RequestId attempt_id_{};  // guarded by mu_
+  bool client_gone_ = false;     // guarded by mu_
+};
+
+}  // namespace
+
+int GatewayStatusFor(const Status& status) {
+  return status.code() == StatusCode::kDeadlineExceeded ? 504 : 502;
+}
+
+void ProxyRequest(ProxyContext& context, net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) {
+  std::make_shared<ProxyCall>(context, std::move(request), std::move(writer))->Start();
+}
+
+}  // namespace surge::router

@@ -1,0 +1,317 @@
+// The Gateway's proxy path against in-process fake engines (real sockets on 127.0.0.1):
+// forwarding and headers, retries, streaming pass-through, mid-stream failure, client
+// disconnect, a hung backend, draining, the body limit, /v1/models, /health and /metrics.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "net/sse.h"
+#include "net/test_util.h"
+#include "router/gateway.h"
+
+namespace surge::router {
+namespace {
+
+using Json = nlohmann::json;
+using Writer = std::shared_ptr<net::ResponseWriter>;
+using Handler = std::function<void(const net::HttpRequest&, Writer)>;
+
+// An engine stand-in: /health (status settable), /metrics, /v1/models and a completion
+// route whose behaviour the test sets.
+class FakeEngine {
+ public:
+  explicit FakeEngine(std::string model = "m") : model_(std::move(model)) {
+    server_.Route("GET", "/health", [this](net::HttpRequest, Writer w) { w->Send(health_status_.load(), {}, "{}"); });
+    server_.Route("GET", "/metrics", [](net::HttpRequest, Writer w) { w->Send(200, {}, "surge_num_requests_running 0\n"); });
+    server_.Route("GET", "/v1/models", [this](net::HttpRequest, Writer w) {
+      w->SendJson(200, Json{{"object", "list"}, {"data", {{{"id", model_}, {"object", "model"}}}}}.dump());
+    });
+    server_.Route("POST", "/v1/completions", [this](net::HttpRequest request, Writer w) {
+      ++num_requests_;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        last_request_ = request;
+      }
+      Handler handler;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        handler = handler_;
+      }
+      handler(request, std::move(w));
+    });
+    SetHandler([](const net::HttpRequest& r, Writer w) { w->SendJson(200, R"({"echo":)" + Json(r.body).dump() + "}"); });
+    EXPECT_TRUE(server_.Start().ok());
+  }
+  void SetHandler(Handler handler) {
+    std::lock_guard<std::mutex> lock(mu_);
+    handler_ = std::move(handler);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
+  int num_requests() const { return num_requests_.load(); }
+  net::HttpRequest last_request() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_request_;
+  }
+  std::atomic<int> health_status_{200};
+
+ private:
+  std::string model_;
+  net::HttpServer server_;
+  std::mutex mu_;
+  Handler handler_;
+  net::HttpRequest last_request_;
+  std::atomic<int> num_requests_{0};
+};
+
+RouteConfig FastConfig(const std::vector<std::string>& urls, const std::string& policy = "round-robin") {
+  RouteConfig config;
+  config.port = 0;
+  config.pools["default"].policy = policy;
+  for (const std::string& url : urls) config.backends.push_back({.url = url});
+  config.health.interval_ms = 50;
+  config.health.timeout_ms = 200;
+  config.retry = {.max_retries = 2, .backoff_base_ms = 1, .backoff_max_ms = 5};
+  config.timeouts.first_byte_ms = 2000;
+  config.timeouts.idle_ms = 2000;
+  return config;
+}
+
+std::unique_ptr<Gateway> StartGateway(RouteConfig config) {
+  auto gateway = Gateway::Create(std::move(config));
+  EXPECT_TRUE(gateway.ok()) << gateway.status().ToString();
+  EXPECT_TRUE((*gateway)->Start().ok());
+  return std::move(gateway).value();
+}
+
+StatusOr<net::HttpResponse> Post(net::HttpClient& client, const Gateway& gateway, std::string body,
+                                 net::HttpHeaders headers = {{"content-type", "application/json"}}) {
+  return client.Fetch({.method = "POST", .url = gateway.url() + "/v1/completions", .headers = std::move(headers),
+                       .body = std::move(body)});
+}
+
+TEST(ProxyTest, ForwardsTheRequestAndNamesTheBackend) {
+  FakeEngine engine;
+  auto gateway = StartGateway(FastConfig({engine.url()}));
+  net::HttpClient client;
+  auto response = Post(client, *gateway, R"({"prompt":"hi"})",
+                       {{"content-type", "application/json"}, {"authorization", "Bearer secret"},
+                        {"traceparent", "00-abc-def-01"}, {"cookie", "x=1"}});
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(Json::parse(response->body)["echo"], R"({"prompt":"hi"})");
+  EXPECT_EQ(response->headers.Get("x-surge-backend"), engine.url());
+  const std::string request_id = response->headers.Get("x-request-id");
+  EXPECT_EQ(request_id.size(), 32u);
+  net::HttpRequest seen = engine.last_request();
+  EXPECT_EQ(seen.headers.Get("x-request-id"), request_id);
+  EXPECT_EQ(seen.headers.Get("traceparent"), "00-abc-def-01");
+  EXPECT_FALSE(seen.headers.Has("authorization"));  // not configured to forward it
+  EXPECT_FALSE(seen.headers.Has("cookie"));
+  // A client's own request id is kept; keep-alive to the backend is reused.
+  response = Post(client, *gateway, "{}", {{"x-request-id", "mine"}});
+  EXPECT_EQ(response->headers.Get("x-request-id"), "mine");
+  EXPECT_EQ(engine.last_request().headers.Get("x-request-id"), "mine");
+}
+
+TEST(ProxyTest, ForwardsAuthorizationWhenConfiguredAndRefusesLargeBodies) {
+  FakeEngine engine;
+  RouteConfig config = FastConfig({engine.url()});
+  config.forward_authorization = true;
+  config.max_body_bytes = 100;
+  auto gateway = StartGateway(config);
+  net::HttpClient client;
+  ASSERT_TRUE(Post(client, *gateway, "{}", {{"authorization", "Bearer k"}}).ok());
+  EXPECT_EQ(engine.last_request().headers.Get("authorization"), "Bearer k");
+  auto response = Post(client, *gateway, std::string(200, 'x'));
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 413);
+  EXPECT_EQ(engine.num_requests(), 1);
+}
+
+TEST(ProxyTest, RetriesAnotherBackendOn5xx429AndConnectFailure) {
+  FakeEngine bad, busy, good;
+  bad.SetHandler([](const net::HttpRequest&, Writer w) { w->SendError(500, "boom"); });
+  busy.SetHandler([](const net::HttpRequest&, Writer w) { w->SendError(429, "busy"); });
+  const std::string refused = "http://127.0.0.1:" + std::to_string(net::testing::UnusedPort());
+  RouteConfig config = FastConfig({bad.url(), busy.url(), refused, good.url()});
+  config.retry.max_retries = 3;
+  config.breaker.failure_threshold = 1000;
+  config.ejection.min_requests = 1000;
+  auto gateway = StartGateway(config);
+  // The monitor's first check marks the refused one unhealthy after two checks: before
+  // that it is a connect failure that is retried.
+  net::HttpClient client;
+  for (int i = 0; i < 8; ++i) {
+    auto response = Post(client, *gateway, "{}");
+    ASSERT_TRUE(response.ok());
+    EXPECT_EQ(response->status, 200) << response->body;
+    EXPECT_EQ(response->headers.Get("x-surge-backend"), good.url());
+  }
+  EXPECT_EQ(good.num_requests(), 8);
+  auto metrics = client.Fetch({.url = gateway->url() + "/metrics"});
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("surge_router_retries_total{pool=\"default\"}"), std::string::npos);
+}
+
+TEST(ProxyTest, ExhaustedRetriesPassTheLastErrorOn) {
+  FakeEngine bad1, bad2;
+  for (FakeEngine* engine : {&bad1, &bad2}) {
+    engine->SetHandler([](const net::HttpRequest&, Writer w) { w->SendError(503, "overloaded"); });
+  }
+  auto gateway = StartGateway(FastConfig({bad1.url(), bad2.url()}));
+  net::HttpClient client;
+  auto response = Post(client, *gateway, "{}");
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 503);
+  EXPECT_NE(response->body.find("overloaded"), std::string::npos);
+  EXPECT_EQ(bad1.num_requests() + bad2.num_requests(), 2);  // each once: retries go elsewhere
+
+  // Nothing listening at all: a 502 with an OpenAI-shaped error body.
+  RouteConfig config = FastConfig({"http://127.0.0.1:" + std::to_string(net::testing::UnusedPort())});
+  config.health.interval_ms = 60'000;
+  config.health.unhealthy_threshold = 100;
+  auto dead = StartGateway(config);
+  response = Post(client, *dead, "{}");
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 502);
+  Json error = Json::parse(response->body);
+  EXPECT_TRUE(error["error"]["message"].is_string()) << response->body;
+}
+
+TEST(ProxyTest, StreamsChunksAsTheyArriveAndEndsABrokenStreamCleanly) {
+  FakeEngine engine;
+  std::promise<void> first_seen;
+  std::shared_future<void> first_seen_future = first_seen.get_future().share();
+  engine.SetHandler([first_seen_future](const net::HttpRequest&, Writer w) {
+    w->StartStream(200, net::SseHeaders());
+    w->Write(net::EncodeSseData(R"({"n":1})"));
+    std::thread([w, first_seen_future] {
+      // The second chunk only goes once the client has seen the first: no buffering.
+      if (first_seen_future.wait_for(std::chrono::seconds(3)) != std::future_status::ready) return;
+      w->Write(net::EncodeSseData(R"({"n":2})"));
+      // Then the engine dies mid-stream: dropping the writer cuts the connection.
+    }).detach();
+  });
+  auto gateway = StartGateway(FastConfig({engine.url()}));
+  net::HttpClient client;
+  std::string received;
+  std::promise<net::ClientResult> done;
+  bool signalled = false;
+  net::ClientCallbacks callbacks{
+      .on_data = [&](std::string_view data, net::SteadyTime) {
+        received.append(data);
+        if (!signalled && received.find(R"({"n":1})") != std::string::npos) {
+          signalled = true;
+          first_seen.set_value();
+        }
+        return true;
+      },
+      .on_done = [&](net::ClientResult result) { done.set_value(std::move(result)); }};
+  client.Send({.method = "POST", .url = gateway->url() + "/v1/completions", .body = R"({"stream":true})"}, callbacks);
+  net::ClientResult result = done.get_future().get();
+  ASSERT_TRUE(result.status.ok()) << result.status.ToString();  // a clean end, not a cut
+  EXPECT_EQ(result.response.headers.Get("x-surge-backend"), engine.url());
+  std::vector<net::SseEvent> events;
+  ASSERT_TRUE(net::SseParser().Feed(received, &events).ok());
+  ASSERT_EQ(events.size(), 4u) << received;
+  EXPECT_EQ(events[1].data, R"({"n":2})");
+  EXPECT_TRUE(Json::parse(events[2].data)["error"]["message"].is_string()) << events[2].data;
+  EXPECT_EQ(events[3].data, "[DONE]");
+}
+
+TEST(ProxyTest, ClientDisconnectCancelsTheBackendRequest) {
+  FakeEngine engine;
+  std::promise<void> backend_saw_close;
+  engine.SetHandler([&](const net::HttpRequest&, Writer w) {
+    w->StartStream(200, net::SseHeaders());
+    w->Write(net::EncodeSseData("{}"));
+    w->OnClose([&backend_saw_close, w] {
+      if (w->disconnected()) backend_saw_close.set_value();
+    });
+    // Never ends on its own: only a cancel from the router ends it.
+  });
+  auto gateway = StartGateway(FastConfig({engine.url()}));
+  {
+    net::testing::RawConnection connection(static_cast<uint16_t>(gateway->port()));
+    connection.Send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    EXPECT_NE(connection.ReadUntil("data: {}").find("data: {}"), std::string::npos);
+  }  // closed here
+  EXPECT_EQ(backend_saw_close.get_future().wait_for(std::chrono::seconds(2)), std::future_status::ready);
+}
+
+TEST(ProxyTest, AHungBackendDoesNotStallTheOthers) {
+  FakeEngine good;
+  // Accepts, reads the request, never answers (each connection held 3 s).
+  net::testing::FakeServer hung([](int fd) {
+    net::testing::ReadRequestHead(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  });
+  RouteConfig config = FastConfig({"http://127.0.0.1:" + std::to_string(hung.port()), good.url()});
+  config.timeouts.first_byte_ms = 300;
+  config.health.interval_ms = 60'000;  // passive only: the first-byte timeout does it
+  auto gateway = StartGateway(config);
+  net::HttpClient client;
+  for (int i = 0; i < 4; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto response = Post(client, *gateway, "{}");
+    ASSERT_TRUE(response.ok());
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->headers.Get("x-surge-backend"), good.url());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
+  }
+}
+
+TEST(ProxyTest, ADrainingBackendGetsNoNewRequests) {
+  FakeEngine draining, serving;
+  draining.health_status_ = 503;
+  auto gateway = StartGateway(FastConfig({draining.url(), serving.url()}));
+  net::HttpClient client;
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(Post(client, *gateway, "{}")->status, 200);
+  EXPECT_EQ(draining.num_requests(), 0);
+  EXPECT_EQ(serving.num_requests(), 6);
+  // Drained by hand too (the autoscaler's way), and back.
+  ASSERT_TRUE(gateway->SetDraining(serving.url(), true).ok());
+  EXPECT_EQ(Post(client, *gateway, "{}")->status, 503);
+  ASSERT_TRUE(gateway->SetDraining(serving.url(), false).ok());
+  EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
+  auto health = client.Fetch({.url = gateway->url() + "/health"});
+  EXPECT_EQ(health->status, 200);
+  ASSERT_TRUE(gateway->RemoveBackend(serving.url()).ok());
+  health = client.Fetch({.url = gateway->url() + "/health"});
+  EXPECT_EQ(health->status, 503);
+  ASSERT_TRUE(gateway->AddBackend("default", serving.url()).ok());
+  EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
+}
+
+TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {
+  FakeEngine small("small"), other_small("small"), big("big");
+  RouteConfig config = FastConfig({small.url(), other_small.url()});
+  config.pools["big"].policy = "least-load";
+  config.backends.push_back({.url = big.url(), .pool = "big"});
+  auto gateway = StartGateway(config);
+  net::HttpClient client;
+  auto models = client.Fetch({.url = gateway->url() + "/v1/models"});
+  ASSERT_TRUE(models.ok());
+  Json body = Json::parse(models->body);
+  ASSERT_EQ(body["data"].size(), 2u) << models->body;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Post(client, *gateway, R"({"model":"big"})")->headers.Get("x-surge-backend"), big.url());
+    EXPECT_NE(Post(client, *gateway, R"({"model":"small"})")->headers.Get("x-surge-backend"), big.url());
+  }
+  auto metrics = client.Fetch({.url = gateway->url() + "/metrics"});
+  ASSERT_TRUE(metrics.ok());
+  for (const char* name : {"surge_router_requests_total{backend=\"" , "surge_router_decision_seconds_bucket",
+                           "surge_router_backend_breaker_state{", "surge_router_backend_healthy{",
+                           "surge_router_backend_in_flight{"}) {
+    EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
+  }
+  EXPECT_NE(metrics->body.find("pool=\"big\",policy=\"least-load\",code=\"200\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace surge::router

@@ -1,0 +1,302 @@
+#include "router/route_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace surge::router {
+namespace {
+
+using Json = nlohmann::json;
+
+// Reads the fields of one JSON object by name, remembering which it took, so that
+// Finish() can refuse every key nobody asked for -- by its full path.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object()) status_ = InvalidArgumentError(Where() + " must be an object");
+  }
+
+  void Int(const char* key, int64_t* out, int64_t min_value) {
+    const Json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number_integer()) return Fail(key, "must be an integer");
+    if (value->get<int64_t>() < min_value) return Fail(key, "must be >= " + std::to_string(min_value));
+    *out = value->get<int64_t>();
+  }
+  void Double(const char* key, double* out, double min_value, bool min_exclusive) {
+    const Json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number()) return Fail(key, "must be a number");
+    const double number = value->get<double>();
+    if (number < min_value || (min_exclusive && number == min_value)) {
+      return Fail(key, std::string("must be ") + (min_exclusive ? "> " : ">= ") + std::to_string(min_value));
+    }
+    *out = number;
+  }
+  void String(const char* key, std::string* out) {
+    const Json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_string() || value->get<std::string>().empty()) return Fail(key, "must be a non-empty string");
+    *out = value->get<std::string>();
+  }
+  void Bool(const char* key, bool* out) {
+    const Json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_boolean()) return Fail(key, "must be true or false");
+    *out = value->get<bool>();
+  }
+  void Uint(const char* key, uint64_t* out) {
+    const Json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number_unsigned()) return Fail(key, "must be a non-negative integer");
+    *out = value->get<uint64_t>();
+  }
+  // A nested object or array handed to `parse` with its path.
+  void Nested(const char* key, const std::function<Status(const Json&, const std::string&)>& parse) {
+    const Json* value = Take(key);
+    if (value == nullptr || !status_.ok()) return;
+    Status status = parse(*value, Path(key));
+    if (!status.ok()) status_ = status;
+  }
+
+  Status Finish() {
+    if (!status_.ok()) return status_;
+    for (const auto& [key, value] : object_.items()) {
+      if (!taken_.count(key)) return InvalidArgumentError("unknown config key '" + Path(key) + "'");
+    }
+    return OkStatus();
+  }
+
+ private:
+  const Json* Take(const char* key) {
+    taken_.insert(key);
+    if (!status_.ok() || !object_.is_object()) return nullptr;
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  void Fail(const char* key, const std::string& why) {
+    if (status_.ok()) status_ = InvalidArgumentError("config key '" + Path(key) + "' " + why);
+  }
+  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string Where() const { return path_.empty() ? "the config" : "config key '" + path_ + "'"; }
+
+  const Json& object_;
+  std::string path_;
+  Status status_;
+  std::set<std::string> taken_;
+};
+
+Status ParseBackend(const Json& tree, const std::string& path, BackendConfig* backend) {
+  ObjectReader reader(tree, path);
+  reader.String("url", &backend->url);
+  reader.String("pool", &backend->pool);
+  reader.Double("weight", &backend->weight, 0, /*min_exclusive=*/true);
+  Status status = reader.Finish();
+  if (status.ok() && backend->url.empty()) return InvalidArgumentError("config key '" + path + ".url' is required");
+  return status;
+}
+
+Status ParseBackends(const Json& tree, const std::string& path, RouteConfig* config) {
+  if (!tree.is_array()) return InvalidArgumentError("config key '" + path + "' must be an array");
+  for (size_t i = 0; i < tree.size(); ++i) {
+    BackendConfig backend;
+    Status status = ParseBackend(tree[i], path + "[" + std::to_string(i) + "]", &backend);
+    if (!status.ok()) return status;
+    config->backends.push_back(std::move(backend));
+  }
+  return OkStatus();
+}
+
+Status ParsePool(const Json& tree, const std::string& path, PoolConfig* pool) {
+  ObjectReader reader(tree, path);
+  reader.String("policy", &pool->policy);
+  reader.Nested("models", [&](const Json& models, const std::string& models_path) {
+    if (!models.is_array()) return InvalidArgumentError("config key '" + models_path + "' must be an array");
+    for (const Json& model : models) {
+      if (!model.is_string()) return InvalidArgumentError("config key '" + models_path + "' must hold strings");
+      pool->models.push_back(model.get<std::string>());
+    }
+    return OkStatus();
+  });
+  return reader.Finish();
+}
+
+Status ParsePools(const Json& tree, const std::string& path, RouteConfig* config) {
+  if (!tree.is_object()) return InvalidArgumentError("config key '" + path + "' must be an object of pools");
+  for (const auto& [name, pool_tree] : tree.items()) {
+    Status status = ParsePool(pool_tree, path + "." + name, &config->pools[name]);
+    if (!status.ok()) return status;
+  }
+  return OkStatus();
+}
+
+// The sections whose fields are all numbers, bools or strings.
+void ReadSections(ObjectReader& top, RouteConfig* c) {
+  top.Nested("listen", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.String("host", &c->host);
+    reader.Int("port", &c->port, 0);
+    return reader.Finish();
+  });
+  top.Nested("policy_options", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.String("session_header", &c->policy_options.session_header);
+    reader.Double("backend_capacity", &c->policy_options.backend_capacity, 0, true);
+    reader.Uint("seed", &c->policy_options.seed);
+    return reader.Finish();
+  });
+  top.Nested("health", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.Int("interval_ms", &c->health.interval_ms, 1);
+    reader.Int("timeout_ms", &c->health.timeout_ms, 1);
+    reader.Int("unhealthy_threshold", &c->health.unhealthy_threshold, 1);
+    reader.Int("healthy_threshold", &c->health.healthy_threshold, 1);
+    return reader.Finish();
+  });
+  top.Nested("breaker", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.Int("failure_threshold", &c->breaker.failure_threshold, 1);
+    reader.Int("cooldown_ms", &c->breaker.cooldown_ms, 1);
+    reader.Int("success_threshold", &c->breaker.success_threshold, 1);
+    return reader.Finish();
+  });
+  top.Nested("ejection", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.Int("window_ms", &c->ejection.window_ms, 1);
+    reader.Int("min_requests", &c->ejection.min_requests, 1);
+    reader.Double("max_error_rate", &c->ejection.max_error_rate, 0, false);
+    reader.Int("duration_ms", &c->ejection.duration_ms, 1);
+    return reader.Finish();
+  });
+  top.Nested("retry", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.Int("max_retries", &c->retry.max_retries, 0);
+    reader.Int("backoff_base_ms", &c->retry.backoff_base_ms, 0);
+    reader.Int("backoff_max_ms", &c->retry.backoff_max_ms, 0);
+    return reader.Finish();
+  });
+  top.Nested("timeouts", [c](const Json& tree, const std::string& path) {
+    ObjectReader reader(tree, path);
+    reader.Int("connect_ms", &c->timeouts.connect_ms, 1);
+    reader.Int("first_byte_ms", &c->timeouts.first_byte_ms, 0);
+    reader.Int("idle_ms", &c->timeouts.idle_ms, 0);
+    reader.Int("total_ms", &c->timeouts.total_ms, 0);
+    return reader.Finish();
+  });
+}
+
+}  // namespace
+
+StatusOr<RouteConfig> RouteConfigFromJson(const Json& tree, RouteConfig base) {
+  RouteConfig config = std::move(base);
+  ObjectReader top(tree, "");
+  ReadSections(top, &config);
+  top.Nested("backends", [&](const Json& t, const std::string& p) { return ParseBackends(t, p, &config); });
+  top.Nested("pools", [&](const Json& t, const std::string& p) { return ParsePools(t, p, &config); });
+  top.Int("max_body_bytes", &config.max_body_bytes, 1);
+  top.Bool("forward_authorization", &config.forward_authorization);
+  top.Int("drain_timeout_ms", &config.drain_timeout_ms, 0);
+  Status status = top.Finish();
+  if (!status.ok()) return status;
+  config.pools.try_emplace(kDefaultPool);
+  return config;
+}
+
+StatusOr<RouteConfig> LoadRouteConfigFile(const std::string& path, RouteConfig base) {
+  std::ifstream file(path);
+  if (!file) return NotFoundError("cannot read config file " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  Json tree = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (tree.is_discarded()) return InvalidArgumentError("config file " + path + " is not valid JSON");
+  StatusOr<RouteConfig> config = RouteConfigFromJson(tree, std::move(base));
+  if (!config.ok()) return config.status().WithContext(path);
+  return config;
+}
+
+Status ValidateRouteConfig(const RouteConfig& config) {
+  if (config.port > 65535) return InvalidArgumentError("port " + std::to_string(config.port) + " is out of range");
+  for (const BackendConfig& backend : config.backends) {
+    if (!config.pools.count(backend.pool)) {
+      return InvalidArgumentError("backend " + backend.url + " names pool '" + backend.pool +
+                                  "', which is not declared (--pool NAME or config key 'pools')");
+    }
+  }
+  if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
+    return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Splits "head,k=v,k=v" and hands each k=v to `apply`.
+Status ForEachOption(std::string_view spec, std::string* head,
+                     const std::function<Status(std::string_view, std::string_view)>& apply) {
+  size_t comma = spec.find(',');
+  *head = std::string(spec.substr(0, comma));
+  while (comma != std::string_view::npos) {
+    spec.remove_prefix(comma + 1);
+    comma = spec.find(',');
+    std::string_view option = spec.substr(0, comma);
+    size_t equals = option.find('=');
+    if (equals == std::string_view::npos) return InvalidArgumentError("'" + std::string(option) + "' is not key=value");
+    Status status = apply(option.substr(0, equals), option.substr(equals + 1));
+    if (!status.ok()) return status;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<BackendConfig> ParseBackendSpec(std::string_view spec) {
+  BackendConfig backend;
+  Status status = ForEachOption(spec, &backend.url, [&](std::string_view key, std::string_view value) {
+    if (key == "pool" && !value.empty()) {
+      backend.pool = std::string(value);
+    } else if (key == "weight") {
+      char* end = nullptr;
+      const std::string text(value);
+      backend.weight = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(backend.weight > 0)) {
+        return InvalidArgumentError("weight '" + text + "' must be a number > 0");
+      }
+    } else {
+      return InvalidArgumentError("unknown option '" + std::string(key) + "' (known: pool, weight)");
+    }
+    return OkStatus();
+  });
+  if (!status.ok()) return status.WithContext("--backend " + std::string(spec));
+  if (backend.url.empty()) return InvalidArgumentError("--backend needs a URL");
+  return backend;
+}
+
+Status ApplyPoolSpec(std::string_view spec, RouteConfig* config) {
+  std::string name;
+  PoolConfig pool;
+  Status status = ForEachOption(spec, &name, [&](std::string_view key, std::string_view value) {
+    if (key == "policy" && !value.empty()) {
+      pool.policy = std::string(value);
+    } else if (key == "models" && !value.empty()) {
+      std::string_view rest = value;
+      while (!rest.empty()) {
+        size_t bar = rest.find('|');
+        pool.models.emplace_back(rest.substr(0, bar));
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+      }
+    } else {
+      return InvalidArgumentError("unknown option '" + std::string(key) + "' (known: policy, models)");
+    }
+    return OkStatus();
+  });
+  if (!status.ok()) return status.WithContext("--pool " + std::string(spec));
+  if (name.empty()) return InvalidArgumentError("--pool needs a name");
+  config->pools[name] = std::move(pool);
+  return OkStatus();
+}
+
+}  // namespace surge::router

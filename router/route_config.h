@@ -1,0 +1,108 @@
+// RouteConfig: everything `surge route` is told (backends, pools, policies, health, breaker,
+// ejection, retries, timeouts, limits, listen address), parsed from one JSON tree so that a
+// --config JSON file, a YAML file converted to the same tree and the command-line flags all
+// end in the same struct.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace surge::router {
+
+inline constexpr char kDefaultPool[] = "default";
+
+struct BackendConfig {
+  std::string url;                // "http://127.0.0.1:8001"
+  std::string pool = kDefaultPool;
+  double weight = 1.0;            // > 0; round-robin share, session ring share
+};
+
+struct PoolConfig {
+  std::string policy = "least-load";
+  std::vector<std::string> models;  // `model` values this pool serves besides its own name
+};
+
+struct PolicyOptions {
+  std::string session_header = "x-session-id";  // session affinity key; else the body's "user"
+  // Running requests a backend counts as full when it reports no KV usage (least-load's
+  // load = running / capacity).
+  double backend_capacity = 16;
+  uint64_t seed = 0;  // p2c's random choices; 0: seeded from the clock
+};
+
+struct HealthConfig {
+  int64_t interval_ms = 1'000;     // between /health checks of one backend (and /metrics scrapes)
+  int64_t timeout_ms = 1'000;      // one check
+  int64_t unhealthy_threshold = 2; // consecutive failed checks before a backend is unhealthy
+  int64_t healthy_threshold = 1;   // consecutive good checks before it is healthy again
+};
+
+struct BreakerConfig {
+  int64_t failure_threshold = 5;   // consecutive failed requests that open the breaker
+  int64_t cooldown_ms = 5'000;     // open → half-open (one probe request)
+  int64_t success_threshold = 2;   // successful probes that close it again
+};
+
+struct EjectionConfig {
+  int64_t window_ms = 10'000;      // error rate measured over this sliding window
+  int64_t min_requests = 10;       // fewer requests in the window never eject
+  double max_error_rate = 0.5;     // errors + timeouts / requests above it eject
+  int64_t duration_ms = 30'000;    // how long an ejected backend stays out
+};
+
+struct RetryConfig {
+  int64_t max_retries = 2;         // further attempts on other backends, before any byte is sent
+  int64_t backoff_base_ms = 10;    // attempt n waits a uniform random [0, base * 2^n], capped
+  int64_t backoff_max_ms = 200;
+};
+
+struct TimeoutConfig {
+  int64_t connect_ms = 2'000;
+  int64_t first_byte_ms = 60'000;  // request sent → first response byte (covers prefill)
+  int64_t idle_ms = 30'000;        // between two chunks of a response
+  int64_t total_ms = 600'000;      // one attempt, whole; 0: none
+};
+
+struct RouteConfig {
+  std::string host = "127.0.0.1";
+  int64_t port = 8080;
+  std::vector<BackendConfig> backends;
+  std::map<std::string, PoolConfig> pools;  // always holds kDefaultPool after parsing
+  PolicyOptions policy_options;
+  HealthConfig health;
+  BreakerConfig breaker;
+  EjectionConfig ejection;
+  RetryConfig retry;
+  TimeoutConfig timeouts;
+  int64_t max_body_bytes = 8 << 20;  // a larger request body is refused with 413
+  bool forward_authorization = false;  // pass the client's Authorization header to backends
+  int64_t drain_timeout_ms = 30'000;   // SIGTERM: how long in-flight requests may finish
+};
+
+// The JSON tree's shape (every key optional; an unknown key anywhere is INVALID_ARGUMENT
+// naming its path, as is a value of the wrong type or out of range):
+//   {"listen": {"host", "port"}, "backends": [{"url", "pool", "weight"}],
+//    "pools": {"NAME": {"policy", "models": [..]}}, "policy_options": {...}, "health": {...},
+//    "breaker": {...}, "ejection": {...}, "retry": {...}, "timeouts": {...},
+//    "max_body_bytes", "forward_authorization", "drain_timeout_ms"}
+// Keys inside the sections are the field names above. Values are applied over `base`, so
+// flags can be layered on top of a file (or a file on top of defaults).
+StatusOr<RouteConfig> RouteConfigFromJson(const nlohmann::json& tree, RouteConfig base = {});
+// Reads and parses a JSON file; errors name the file.
+StatusOr<RouteConfig> LoadRouteConfigFile(const std::string& path, RouteConfig base = {});
+// Checks the whole (pools named by backends exist, at least one backend, ...).
+Status ValidateRouteConfig(const RouteConfig& config);
+
+// "URL[,pool=NAME][,weight=W]" (the --backend flag).
+StatusOr<BackendConfig> ParseBackendSpec(std::string_view spec);
+// "NAME[,policy=P][,models=a|b]" (the --pool flag) into config->pools.
+Status ApplyPoolSpec(std::string_view spec, RouteConfig* config);
+
+}  // namespace surge::router

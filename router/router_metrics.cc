@@ -1,0 +1,59 @@
+#include "router/router_metrics.h"
+
+namespace surge::router {
+
+RouterMetrics::RouterMetrics()
+    : requests_(registry_.AddCounterFamily("surge_router_requests_total",
+                                           "Client requests answered, by the backend that answered last, pool, "
+                                           "policy and HTTP status (499: the client left)",
+                                           {"backend", "pool", "policy", "code"})),
+      retries_(registry_.AddCounterFamily("surge_router_retries_total",
+                                          "Attempts sent to another backend after a failed one", {"pool"})),
+      ejections_(registry_.AddCounterFamily("surge_router_ejections_total",
+                                            "Backends ejected for their error rate", {"backend"})),
+      no_backend_(registry_.AddCounterFamily("surge_router_no_backend_total",
+                                             "Requests that found no routable backend in their pool", {"pool"})),
+      stream_errors_(registry_.AddCounterFamily("surge_router_stream_errors_total",
+                                                "Streams that broke after bytes reached the client", {"backend"})),
+      decision_seconds_(registry_.AddHistogram("surge_router_decision_seconds",
+                                               "Time to choose a backend (filter and policy)",
+                                               obs::ExponentialBuckets(1e-6, 2, 16))),
+      breaker_state_(registry_.AddGaugeFamily("surge_router_backend_breaker_state",
+                                              "Circuit breaker per backend: 0 closed, 1 open, 2 half-open",
+                                              {"backend"})),
+      healthy_(registry_.AddGaugeFamily("surge_router_backend_healthy",
+                                        "1 when the backend's last /health checks passed", {"backend"})),
+      routable_(registry_.AddGaugeFamily("surge_router_backend_routable",
+                                         "1 when new requests may go to the backend now", {"backend"})),
+      in_flight_(registry_.AddGaugeFamily("surge_router_backend_in_flight",
+                                          "This router's requests on the backend now", {"backend"})) {}
+
+void RouterMetrics::CountRequest(std::string_view backend, std::string_view pool, std::string_view policy,
+                                 int status_code) {
+  requests_.WithLabels({backend, pool, policy, std::to_string(status_code)}).Increment();
+}
+
+std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [url, present] : seen_backends_) present = false;
+    for (const std::shared_ptr<Backend>& backend : backends) {
+      const std::string& url = backend->url();
+      seen_backends_[url] = true;
+      breaker_state_.WithLabels({url}).Set(static_cast<double>(backend->breaker_state()));
+      healthy_.WithLabels({url}).Set(backend->healthy() ? 1 : 0);
+      routable_.WithLabels({url}).Set(backend->IsRoutable(now_ms) ? 1 : 0);
+      in_flight_.WithLabels({url}).Set(backend->num_in_flight());
+    }
+    // A removed backend's series stay (Prometheus families cannot drop children) at 0.
+    for (const auto& [url, present] : seen_backends_) {
+      if (present) continue;
+      healthy_.WithLabels({url}).Set(0);
+      routable_.WithLabels({url}).Set(0);
+      in_flight_.WithLabels({url}).Set(0);
+    }
+  }
+  return registry_.Expose();
+}
+
+}  // namespace surge::router

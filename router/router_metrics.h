@@ -1,0 +1,50 @@
+// RouterMetrics: the router's own Prometheus families (`surge_router_...`): requests by
+// backend / pool / policy / status code, retries, ejections, routing-decision latency, and
+// per-backend gauges (breaker state, health, in-flight) refreshed when /metrics is read.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "obs/metrics.h"
+#include "router/backend.h"
+
+namespace surge::router {
+
+class RouterMetrics {
+ public:
+  RouterMetrics();
+
+  // One finished client request; `backend` is the last one tried ("none" when none was).
+  void CountRequest(std::string_view backend, std::string_view pool, std::string_view policy, int status_code);
+  void CountRetry(std::string_view pool) { retries_.WithLabels({pool}).Increment(); }
+  void CountEjection(std::string_view backend) { ejections_.WithLabels({backend}).Increment(); }
+  void ObserveDecisionSeconds(double seconds) { decision_seconds_.Observe(seconds); }
+  void CountNoBackend(std::string_view pool) { no_backend_.WithLabels({pool}).Increment(); }
+  // A stream that broke after bytes reached the client (it got an SSE error event).
+  void CountStreamError(std::string_view backend) { stream_errors_.WithLabels({backend}).Increment(); }
+
+  // Sets the per-backend gauges from `backends` (removed ones read 0) and renders all.
+  std::string Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms);
+
+ private:
+  obs::Registry registry_;
+  obs::CounterFamily& requests_;
+  obs::CounterFamily& retries_;
+  obs::CounterFamily& ejections_;
+  obs::CounterFamily& no_backend_;
+  obs::CounterFamily& stream_errors_;
+  obs::Histogram& decision_seconds_;
+  obs::GaugeFamily& breaker_state_;
+  obs::GaugeFamily& healthy_;
+  obs::GaugeFamily& routable_;
+  obs::GaugeFamily& in_flight_;
+  std::mutex mu_;  // Expose: the removed-backend bookkeeping
+  std::map<std::string, bool> seen_backends_;
+};
+
+}  // namespace surge::router
