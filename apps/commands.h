@@ -10,6 +10,7 @@ namespace surge {
 int RunGenerate(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
+int RunRoute(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
 

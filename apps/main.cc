@@ -18,6 +18,7 @@ constexpr Command kCommands[] = {
     {"generate", surge::RunGenerate, "generate text from a prompt on one model (offline)"},
     {"tokenize", surge::RunTokenize, "encode text to token ids, or decode ids to text"},
     {"serve", surge::RunServe, "serve a model over an OpenAI-compatible HTTP API"},
+    {"route", surge::RunRoute, "an OpenAI-compatible gateway in front of many engines"},
     {"convert", surge::RunConvert, "convert a Hugging Face model directory to a GGUF file"},
     {"bench", surge::RunBench, "load-test an OpenAI-compatible server: latency, throughput, A/B"},
 };

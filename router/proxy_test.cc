@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -311,6 +313,32 @@ TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
   }
   EXPECT_NE(metrics->body.find("pool=\"big\",policy=\"least-load\",code=\"200\""), std::string::npos);
+}
+
+// A sanity check, not a benchmark: sequential requests to an instant backend, directly and
+// through the router, on one keep-alive connection each. Prints the added latency.
+TEST(ProxyTest, AddedLatencySanity) {
+  FakeEngine engine;
+  engine.SetHandler([](const net::HttpRequest&, Writer w) { w->SendJson(200, R"({"ok":true})"); });
+  auto gateway = StartGateway(FastConfig({engine.url()}));
+  net::HttpClient client;
+  auto time_requests = [&](const std::string& url, int num) {
+    std::vector<double> us;
+    for (int i = 0; i < num; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto response = client.Fetch({.method = "POST", .url = url, .body = R"({"prompt":"x"})"});
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      EXPECT_TRUE(response.ok() && response->status == 200);
+    }
+    std::sort(us.begin(), us.end());
+    return std::pair{us[us.size() / 2], us[us.size() * 99 / 100]};
+  };
+  time_requests(gateway->url() + "/v1/completions", 50);  // warm up both paths
+  auto [direct_p50, direct_p99] = time_requests(engine.url() + "/v1/completions", 1000);
+  auto [routed_p50, routed_p99] = time_requests(gateway->url() + "/v1/completions", 1000);
+  std::printf("direct p50 %.0f us p99 %.0f us; routed p50 %.0f us p99 %.0f us; added p50 %.0f us\n", direct_p50,
+              direct_p99, routed_p50, routed_p99, routed_p50 - direct_p50);
+  EXPECT_LT(routed_p50 - direct_p50, 5000);  // loose: a shared, busy test machine
 }
 
 }  // namespace

@@ -1,0 +1,225 @@
+// surge route: the gateway in front of many `surge serve` engines (router/README.md). Builds
+// a RouteConfig from defaults, then --config FILE, then flags; runs the Gateway until
+// SIGTERM/SIGINT, which stops accepting and lets in-flight requests finish (bounded).
+#include <pthread.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+#include "base/flags.h"
+#include "router/gateway.h"
+#include "router/policy.h"
+#include "router/route_config.h"
+
+namespace surge {
+namespace {
+
+using Json = nlohmann::json;
+
+const char kSummary[] =
+    "surge route [flags]\n"
+    "An OpenAI-compatible gateway in front of many engines (surge serve, or any engine with /health and\n"
+    "/metrics): routing policies per pool, health checks, circuit breakers, outlier ejection, retries before\n"
+    "the first byte, streaming pass-through. Flags override --config; --backend and --pool repeat.\n";
+
+// A flag that maps onto one key of the config tree; applied through RouteConfigFromJson so
+// that a flag and its config key are checked by the same code.
+struct MappedFlag {
+  const char* flag;
+  const char* section;  // "" for a top-level key
+  const char* key;
+  enum Kind { kInt, kDouble, kString, kBool } kind;
+  const char* help;
+};
+
+constexpr MappedFlag kMapped[] = {
+    {"host", "listen", "host", MappedFlag::kString, "address to listen on (default 127.0.0.1)"},
+    {"port", "listen", "port", MappedFlag::kInt, "port to listen on; 0: a free one (default 8080)"},
+    {"connect-timeout-ms", "timeouts", "connect_ms", MappedFlag::kInt, "connect to a backend (default 2000)"},
+    {"first-byte-timeout-ms", "timeouts", "first_byte_ms", MappedFlag::kInt,
+     "request sent to first response byte; 0: none (default 60000)"},
+    {"idle-timeout-ms", "timeouts", "idle_ms", MappedFlag::kInt, "between two chunks of a response (default 30000)"},
+    {"request-timeout-ms", "timeouts", "total_ms", MappedFlag::kInt, "one attempt, whole; 0: none (default 600000)"},
+    {"retries", "retry", "max_retries", MappedFlag::kInt, "retries on other backends before any byte was sent (default 2)"},
+    {"retry-backoff-ms", "retry", "backoff_base_ms", MappedFlag::kInt, "back-off base, jittered, doubling (default 10)"},
+    {"retry-backoff-max-ms", "retry", "backoff_max_ms", MappedFlag::kInt, "back-off cap (default 200)"},
+    {"health-interval-ms", "health", "interval_ms", MappedFlag::kInt, "between /health checks and /metrics scrapes (default 1000)"},
+    {"health-timeout-ms", "health", "timeout_ms", MappedFlag::kInt, "one check (default 1000)"},
+    {"unhealthy-threshold", "health", "unhealthy_threshold", MappedFlag::kInt, "failed checks in a row (default 2)"},
+    {"healthy-threshold", "health", "healthy_threshold", MappedFlag::kInt, "good checks in a row (default 1)"},
+    {"breaker-failures", "breaker", "failure_threshold", MappedFlag::kInt, "failed requests in a row that open it (default 5)"},
+    {"breaker-cooldown-ms", "breaker", "cooldown_ms", MappedFlag::kInt, "open to half-open (default 5000)"},
+    {"breaker-successes", "breaker", "success_threshold", MappedFlag::kInt, "good probes that close it (default 2)"},
+    {"eject-error-rate", "ejection", "max_error_rate", MappedFlag::kDouble, "error rate that ejects (default 0.5)"},
+    {"eject-window-ms", "ejection", "window_ms", MappedFlag::kInt, "error-rate window (default 10000)"},
+    {"eject-min-requests", "ejection", "min_requests", MappedFlag::kInt, "requests in the window to judge (default 10)"},
+    {"eject-duration-ms", "ejection", "duration_ms", MappedFlag::kInt, "time out when ejected (default 30000)"},
+    {"session-header", "policy_options", "session_header", MappedFlag::kString,
+     "session policy's affinity header (default x-session-id; else the body's user)"},
+    {"backend-capacity", "policy_options", "backend_capacity", MappedFlag::kDouble,
+     "running requests that fill a backend without KV usage (least-load; default 16)"},
+    {"max-body-bytes", "", "max_body_bytes", MappedFlag::kInt, "larger request bodies get 413 (default 8388608)"},
+    {"forward-authorization", "", "forward_authorization", MappedFlag::kBool, "pass Authorization to the backends"},
+    {"drain-timeout-ms", "", "drain_timeout_ms", MappedFlag::kInt, "on SIGTERM, how long requests may finish (default 30000)"},
+};
+
+struct RouteFlags {
+  std::string config_file;
+  std::string policy;
+  std::vector<std::string> backends;  // --backend, repeatable
+  std::vector<std::string> pools;     // --pool, repeatable
+  std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
+  std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
+  std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
+  std::vector<char> mapped_bools = std::vector<char>(std::size(kMapped));
+  bool help = false;
+};
+
+// --backend and --pool repeat, which FlagParser does not do: they are taken out first.
+std::vector<std::string> TakeRepeated(const std::vector<std::string>& args, RouteFlags* flags, Status* status) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    for (auto [name, out] : {std::pair{"--backend", &flags->backends}, std::pair{"--pool", &flags->pools}}) {
+      const std::string prefix = std::string(name) + "=";
+      if (args[i] == name) {
+        if (i + 1 == args.size()) *status = InvalidArgumentError(std::string(name) + ": missing value");
+        else out->push_back(args[++i]);
+        goto next;
+      }
+      if (args[i].rfind(prefix, 0) == 0) {
+        out->push_back(args[i].substr(prefix.size()));
+        goto next;
+      }
+    }
+    rest.push_back(args[i]);
+  next:;
+  }
+  return rest;
+}
+
+void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string* unused_string) {
+  parser.AddString("backend", unused_string, "URL[,pool=NAME][,weight=W]: a backend (repeatable)");
+  parser.AddString("pool", unused_string, "NAME[,policy=P][,models=a|b]: declare a pool (repeatable)");
+  parser.AddString("policy", &f.policy, "the default pool's policy: " + [] {
+    std::string names;
+    for (const std::string& name : router::PolicyNames()) names += (names.empty() ? "" : ", ") + name;
+    return names;
+  }() + " (default least-load)");
+  parser.AddString("config", &f.config_file, "a JSON config file (README.md: surge route); flags override it");
+  for (size_t i = 0; i < std::size(kMapped); ++i) {
+    const MappedFlag& m = kMapped[i];
+    switch (m.kind) {
+      case MappedFlag::kInt: parser.AddInt(m.flag, &f.mapped_ints[i], m.help); break;
+      case MappedFlag::kDouble: parser.AddDouble(m.flag, &f.mapped_doubles[i], m.help); break;
+      case MappedFlag::kString: parser.AddString(m.flag, &f.mapped_strings[i], m.help); break;
+      case MappedFlag::kBool: parser.AddBool(m.flag, unused_bool, m.help); break;
+    }
+  }
+  parser.AddBool("help", &f.help, "show this help");
+}
+
+Status ApplyMappedFlags(const FlagParser& parser, const RouteFlags& f, bool forward_authorization,
+                        router::RouteConfig* config) {
+  for (size_t i = 0; i < std::size(kMapped); ++i) {
+    const MappedFlag& m = kMapped[i];
+    if (!parser.seen(m.flag)) continue;
+    Json value;
+    switch (m.kind) {
+      case MappedFlag::kInt: value = f.mapped_ints[i]; break;
+      case MappedFlag::kDouble: value = f.mapped_doubles[i]; break;
+      case MappedFlag::kString: value = f.mapped_strings[i]; break;
+      case MappedFlag::kBool: value = forward_authorization; break;
+    }
+    Json tree = *m.section ? Json{{m.section, {{m.key, value}}}} : Json{{m.key, value}};
+    StatusOr<router::RouteConfig> applied = router::RouteConfigFromJson(tree, *config);
+    if (!applied.ok()) return applied.status().WithContext(std::string("--") + m.flag);
+    *config = std::move(applied).value();
+  }
+  return OkStatus();
+}
+
+Status BuildConfig(const FlagParser& parser, const RouteFlags& f, bool forward_authorization,
+                   router::RouteConfig* config) {
+  if (!f.config_file.empty()) {
+    StatusOr<router::RouteConfig> loaded = router::LoadRouteConfigFile(f.config_file, *config);
+    if (!loaded.ok()) return loaded.status().WithContext("--config");
+    *config = std::move(loaded).value();
+  }
+  config->pools.try_emplace(router::kDefaultPool);
+  for (const std::string& spec : f.pools) {
+    if (Status status = router::ApplyPoolSpec(spec, config); !status.ok()) return status;
+  }
+  if (parser.seen("policy")) config->pools[router::kDefaultPool].policy = f.policy;
+  for (const std::string& spec : f.backends) {
+    StatusOr<router::BackendConfig> backend = router::ParseBackendSpec(spec);
+    if (!backend.ok()) return backend.status();
+    config->backends.push_back(std::move(backend).value());
+  }
+  if (Status status = ApplyMappedFlags(parser, f, forward_authorization, config); !status.ok()) return status;
+  // --spawn N --model PATH (router/workers/) will start local engines that join through
+  // Gateway::AddBackend; until then a gateway needs at least one backend to route to.
+  if (config->backends.empty()) return InvalidArgumentError("no backends: give --backend URL or config key 'backends'");
+  return router::ValidateRouteConfig(*config);
+}
+
+int Route(router::RouteConfig config) {
+  // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  StatusOr<std::unique_ptr<router::Gateway>> gateway = router::Gateway::Create(std::move(config));
+  if (!gateway.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", gateway.status().message().c_str());
+    return 2;  // bad config: a policy name, a backend URL
+  }
+  if (Status status = (*gateway)->Start(); !status.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
+    return 1;
+  }
+  // Hook for router/workers/: the worker supervisor starts here and calls
+  // (*gateway)->AddBackend(pool, url, weight) as each local engine becomes healthy.
+  const router::RouteConfig& c = (*gateway)->config();
+  std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(), c.backends.size(),
+              c.pools.size());
+  std::fflush(stdout);
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+               static_cast<long long>(c.drain_timeout_ms));
+  (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
+  std::fprintf(stderr, "surge route: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int RunRoute(const std::vector<std::string>& raw_args) {
+  RouteFlags flags;
+  Status status;
+  const std::vector<std::string> args = TakeRepeated(raw_args, &flags, &status);
+  FlagParser parser("route");
+  bool forward_authorization = false;
+  std::string unused;
+  Register(parser, flags, &forward_authorization, &unused);
+  if (status.ok()) status = parser.Parse(args);
+  if (!status.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
+    return 2;
+  }
+  if (flags.help) return std::printf("%s%s", kSummary, parser.Usage().c_str()), 0;
+  router::RouteConfig config;
+  if (status = BuildConfig(parser, flags, forward_authorization, &config); !status.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
+    return 2;
+  }
+  return Route(std::move(config));
+}
+
+}  // namespace surge
