@@ -98,7 +98,7 @@ bool Gateway::Shutdown(std::chrono::milliseconds timeout) {
 }
 
 void Gateway::Stop() {
-  if (stopped_) return;
+  if (stopped_ || server_ == nullptr) return;  // nothing was started (Create failed midway)
   stopped_ = true;
   // Order matters: no new attempts or retries, then no clients, no checks, and last the
   // HTTP client (its cancelled requests' callbacks see `stopping` and retry nothing).

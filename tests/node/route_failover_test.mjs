@@ -19,15 +19,21 @@ const FAST_HEALTH = ['--health-interval-ms', '100', '--health-timeout-ms', '300'
 const cleanups = [];
 after(async () => { for (const cleanup of cleanups.reverse()) await cleanup(); });
 
+// SIGTERM unless it already died (the kill -9 victim); the exit code.
+async function stop(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+  return stopServer(proc);
+}
+
 async function engine(extra = []) {
   const e = await startServer(SURGE, ['--threads', '1', ...extra]);
-  cleanups.push(() => stopServer(e.proc));
+  cleanups.push(() => stop(e.proc));
   return e;
 }
 
 async function router(urls, extra = []) {
   const r = await startRouter(SURGE, urls, [...FAST_HEALTH, ...extra]);
-  cleanups.push(() => stopServer(r.proc));
+  cleanups.push(async () => assert.equal(await stop(r.proc), 0, 'surge route exits 0 on SIGTERM'));
   return r;
 }
 

@@ -66,7 +66,9 @@ test('chat through the router equals the engine\'s, whole and streamed', async (
   for (let i = 0; i < 3; ++i) {
     const whole = await viaRouter.chat.completions.create(params);
     assert.equal(whole.choices[0].message.content, expected.choices[0].message.content);
-    assert.deepEqual(whole.usage, expected.usage);
+    // (cached_tokens differs: the engine that answered may hold the prompt in its cache.)
+    assert.equal(whole.usage.prompt_tokens, expected.usage.prompt_tokens);
+    assert.equal(whole.usage.completion_tokens, expected.usage.completion_tokens);
     const stream = await viaRouter.chat.completions.create({ ...params, stream: true });
     assert.equal(await collect(stream, (c) => c.delta.content), expected.choices[0].message.content);
   }
