@@ -33,8 +33,6 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   server_options.host = c.host;
   server_options.port = static_cast<uint16_t>(c.port);
   server_options.max_body_bytes = static_cast<size_t>(c.max_body_bytes);
-  // Streams idle for as long as a backend may: the router must not cut them first.
-  server_options.body_timeout_ms = std::max<int64_t>(server_options.body_timeout_ms, c.timeouts.idle_ms);
   gateway->server_ = std::make_unique<net::HttpServer>(server_options);
   gateway->RegisterRoutes();
   return gateway;

@@ -315,6 +315,62 @@ TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {
   EXPECT_NE(metrics->body.find("pool=\"big\",policy=\"least-load\",code=\"200\""), std::string::npos);
 }
 
+// The worker supervisor's and autoscaler's calls, under traffic: backends come and go from
+// another thread while requests flow; none fails, and a removed backend's request in
+// flight still finishes.
+TEST(ProxyTest, BackendsComeAndGoUnderTraffic) {
+  FakeEngine stable, flapping;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  flapping.SetHandler([released](const net::HttpRequest&, Writer w) {
+    std::thread([w, released] {
+      released.wait_for(std::chrono::seconds(3));
+      w->SendJson(200, R"({"slow":true})");
+    }).detach();
+  });
+  RouteConfig config = FastConfig({stable.url()});
+  auto gateway = StartGateway(config);
+  ASSERT_TRUE(gateway->AddBackend("default", flapping.url()).ok());
+  // A request lands on the flapping backend (round-robin: the second one) and is held there.
+  net::HttpClient client;
+  ASSERT_EQ(Post(client, *gateway, "{}")->headers.Get("x-surge-backend"), stable.url());
+  std::promise<net::ClientResult> held_done;
+  client.Send({.method = "POST", .url = gateway->url() + "/v1/completions", .body = "{}"},
+              {.on_done = [&](net::ClientResult r) { held_done.set_value(std::move(r)); }});
+  for (int i = 0; i < 200 && flapping.num_requests() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(flapping.num_requests(), 1);
+  ASSERT_TRUE(gateway->RemoveBackend(flapping.url()).ok());
+
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    FakeEngine extra;
+    while (!stop.load()) {
+      EXPECT_TRUE(gateway->AddBackend("default", extra.url(), 2).ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      EXPECT_TRUE(gateway->SetDraining(extra.url(), true).ok());
+      EXPECT_TRUE(gateway->RemoveBackend(extra.url()).ok());
+    }
+  });
+  std::vector<std::thread> senders;
+  std::atomic<int> num_ok{0};
+  for (int t = 0; t < 4; ++t) {
+    senders.emplace_back([&] {
+      net::HttpClient own;
+      for (int i = 0; i < 50; ++i) num_ok += Post(own, *gateway, "{}")->status == 200 ? 1 : 0;
+    });
+  }
+  for (std::thread& sender : senders) sender.join();
+  stop = true;
+  churn.join();
+  EXPECT_EQ(num_ok.load(), 200);
+  EXPECT_EQ(flapping.num_requests(), 1);  // removed: nothing new went there
+  release.set_value();
+  net::ClientResult held = held_done.get_future().get();
+  ASSERT_TRUE(held.status.ok()) << held.status.ToString();
+  EXPECT_EQ(held.response.status, 200);
+  EXPECT_EQ(held.response.body, R"({"slow":true})");
+}
+
 // A sanity check, not a benchmark: sequential requests to an instant backend, directly and
 // through the router, on one keep-alive connection each. Prints the added latency.
 TEST(ProxyTest, AddedLatencySanity) {
