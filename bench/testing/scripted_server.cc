@@ -165,6 +165,8 @@ Status ScriptedServer::Impl::Start(uint16_t port) {
   server_->Route("GET", "/v1/models", [](net::HttpRequest, Writer writer) {
     writer->SendJson(200, R"({"object":"list","data":[{"id":"scripted-model","object":"model"}]})");
   });
+  // So that `surge route` can put it behind itself (its health checks).
+  server_->Route("GET", "/health", [](net::HttpRequest, Writer writer) { writer->SendJson(200, "{}"); });
   if (script_.has_tokenize) {
     server_->Route("POST", "/tokenize", [this](net::HttpRequest request, Writer writer) {
       Json body = Json::parse(request.body, nullptr, false);
