@@ -134,59 +134,65 @@ Status ParsePools(const Json& tree, const std::string& path, RouteConfig* config
   return OkStatus();
 }
 
-// The sections whose fields are all numbers, bools or strings.
+// The sections whose fields are all numbers, bools or strings: one reader each.
+using SectionReader = std::function<void(ObjectReader&, RouteConfig*)>;
+
+void ReadListen(ObjectReader& r, RouteConfig* c) {
+  r.String("host", &c->host);
+  r.Int("port", &c->port, 0);
+}
+
+void ReadPolicyOptions(ObjectReader& r, RouteConfig* c) {
+  r.String("session_header", &c->policy_options.session_header);
+  r.Double("backend_capacity", &c->policy_options.backend_capacity, 0, /*min_exclusive=*/true);
+  r.Uint("seed", &c->policy_options.seed);
+}
+
+void ReadHealth(ObjectReader& r, RouteConfig* c) {
+  r.Int("interval_ms", &c->health.interval_ms, 1);
+  r.Int("timeout_ms", &c->health.timeout_ms, 1);
+  r.Int("unhealthy_threshold", &c->health.unhealthy_threshold, 1);
+  r.Int("healthy_threshold", &c->health.healthy_threshold, 1);
+}
+
+void ReadBreaker(ObjectReader& r, RouteConfig* c) {
+  r.Int("failure_threshold", &c->breaker.failure_threshold, 1);
+  r.Int("cooldown_ms", &c->breaker.cooldown_ms, 1);
+  r.Int("success_threshold", &c->breaker.success_threshold, 1);
+}
+
+void ReadEjection(ObjectReader& r, RouteConfig* c) {
+  r.Int("window_ms", &c->ejection.window_ms, 1);
+  r.Int("min_requests", &c->ejection.min_requests, 1);
+  r.Double("max_error_rate", &c->ejection.max_error_rate, 0, /*min_exclusive=*/false);
+  r.Int("duration_ms", &c->ejection.duration_ms, 1);
+}
+
+void ReadRetry(ObjectReader& r, RouteConfig* c) {
+  r.Int("max_retries", &c->retry.max_retries, 0);
+  r.Int("backoff_base_ms", &c->retry.backoff_base_ms, 0);
+  r.Int("backoff_max_ms", &c->retry.backoff_max_ms, 0);
+}
+
+void ReadTimeouts(ObjectReader& r, RouteConfig* c) {
+  r.Int("connect_ms", &c->timeouts.connect_ms, 1);
+  r.Int("first_byte_ms", &c->timeouts.first_byte_ms, 0);
+  r.Int("idle_ms", &c->timeouts.idle_ms, 0);
+  r.Int("total_ms", &c->timeouts.total_ms, 0);
+}
+
 void ReadSections(ObjectReader& top, RouteConfig* c) {
-  top.Nested("listen", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.String("host", &c->host);
-    reader.Int("port", &c->port, 0);
-    return reader.Finish();
-  });
-  top.Nested("policy_options", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.String("session_header", &c->policy_options.session_header);
-    reader.Double("backend_capacity", &c->policy_options.backend_capacity, 0, true);
-    reader.Uint("seed", &c->policy_options.seed);
-    return reader.Finish();
-  });
-  top.Nested("health", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.Int("interval_ms", &c->health.interval_ms, 1);
-    reader.Int("timeout_ms", &c->health.timeout_ms, 1);
-    reader.Int("unhealthy_threshold", &c->health.unhealthy_threshold, 1);
-    reader.Int("healthy_threshold", &c->health.healthy_threshold, 1);
-    return reader.Finish();
-  });
-  top.Nested("breaker", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.Int("failure_threshold", &c->breaker.failure_threshold, 1);
-    reader.Int("cooldown_ms", &c->breaker.cooldown_ms, 1);
-    reader.Int("success_threshold", &c->breaker.success_threshold, 1);
-    return reader.Finish();
-  });
-  top.Nested("ejection", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.Int("window_ms", &c->ejection.window_ms, 1);
-    reader.Int("min_requests", &c->ejection.min_requests, 1);
-    reader.Double("max_error_rate", &c->ejection.max_error_rate, 0, false);
-    reader.Int("duration_ms", &c->ejection.duration_ms, 1);
-    return reader.Finish();
-  });
-  top.Nested("retry", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.Int("max_retries", &c->retry.max_retries, 0);
-    reader.Int("backoff_base_ms", &c->retry.backoff_base_ms, 0);
-    reader.Int("backoff_max_ms", &c->retry.backoff_max_ms, 0);
-    return reader.Finish();
-  });
-  top.Nested("timeouts", [c](const Json& tree, const std::string& path) {
-    ObjectReader reader(tree, path);
-    reader.Int("connect_ms", &c->timeouts.connect_ms, 1);
-    reader.Int("first_byte_ms", &c->timeouts.first_byte_ms, 0);
-    reader.Int("idle_ms", &c->timeouts.idle_ms, 0);
-    reader.Int("total_ms", &c->timeouts.total_ms, 0);
-    return reader.Finish();
-  });
+  const std::pair<const char*, SectionReader> sections[] = {
+      {"listen", ReadListen}, {"policy_options", ReadPolicyOptions}, {"health", ReadHealth},
+      {"breaker", ReadBreaker}, {"ejection", ReadEjection},           {"retry", ReadRetry},
+      {"timeouts", ReadTimeouts}};
+  for (const auto& [name, read] : sections) {
+    top.Nested(name, [c, read = read](const Json& tree, const std::string& path) {
+      ObjectReader reader(tree, path);
+      read(reader, c);
+      return reader.Finish();
+    });
+  }
 }
 
 }  // namespace
