@@ -55,6 +55,7 @@ class FakeEngine {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
   int num_requests() const { return num_requests_.load(); }
+  int64_t num_connections() const { return server_.num_accepted_connections(); }
   net::HttpRequest last_request() {
     std::lock_guard<std::mutex> lock(mu_);
     return last_request_;
@@ -118,6 +119,10 @@ TEST(ProxyTest, ForwardsTheRequestAndNamesTheBackend) {
   response = Post(client, *gateway, "{}", {{"x-request-id", "mine"}});
   EXPECT_EQ(response->headers.Get("x-request-id"), "mine");
   EXPECT_EQ(engine.last_request().headers.Get("x-request-id"), "mine");
+  // Keep-alive to the backend: twenty more requests open no new connection per request
+  // (the monitor's checks share the pool too).
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Post(client, *gateway, "{}")->status, 200);
+  EXPECT_LE(engine.num_connections(), 3);
 }
 
 TEST(ProxyTest, ForwardsAuthorizationWhenConfiguredAndRefusesLargeBodies) {

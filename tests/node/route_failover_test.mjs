@@ -166,3 +166,16 @@ test('a client disconnect cancels the engine request at once', async () => {
   const metrics = await (await fetch(`${r.baseUrl}/metrics`)).text();
   assert.match(metrics, /code="499"\} 1/);
 });
+
+test('SIGTERM lets a stream in flight finish, then the router exits 0', async () => {
+  const e = await engine();
+  const r = await startRouter(SURGE, [e.baseUrl], FAST_HEALTH);
+  const response = await post(r.baseUrl, { prompt: 'Once upon a time', max_tokens: 200, ignore_eos: true, stream: true,
+                                           stream_options: { include_usage: true } });
+  const exited = new Promise((resolve) => r.proc.on('exit', (code) => resolve(code)));
+  const events = await readSse(response, () => r.proc.kill('SIGTERM'));
+  assert.equal(events.at(-1), '[DONE]');
+  assert.ok(!events.some((data) => data.includes('"error"')), 'the stream was cut by the shutdown');
+  assert.equal(JSON.parse(events.at(-2)).usage.completion_tokens, 200);  // all of it
+  assert.equal(await exited, 0);
+});
