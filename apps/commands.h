@@ -12,5 +12,6 @@ int RunTokenize(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
+int RunPlan(const std::vector<std::string>& args);
 
 }  // namespace surge

@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"serve", surge::RunServe, "serve a model over an OpenAI-compatible HTTP API"},
     {"convert", surge::RunConvert, "convert a Hugging Face model directory to a GGUF file"},
     {"bench", surge::RunBench, "load-test an OpenAI-compatible server: latency, throughput, A/B"},
+    {"plan", surge::RunPlan, "instances, concurrency and cost for a target QPS and SLO, from bench results"},
 };
 
 void PrintUsage(FILE* out) {

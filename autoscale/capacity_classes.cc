@@ -57,7 +57,7 @@ void CapacityClasses::MarkReady(ReplicaId id) {
 
 std::optional<ReplicaId> CapacityClasses::PickForRemoval() const {
   std::optional<ReplicaId> best;
-  auto worse = [&](const Replica& a, const Replica& b) {  // is a a better pick than b?
+  auto picks_first = [&](const Replica& a, const Replica& b) {  // remove a before b?
     double price_a = classes_[a.class_index].usd_per_hour, price_b = classes_[b.class_index].usd_per_hour;
     if (price_a != price_b) return price_a > price_b;
     if (a.class_index != b.class_index) return a.class_index > b.class_index;
@@ -65,7 +65,7 @@ std::optional<ReplicaId> CapacityClasses::PickForRemoval() const {
     return a.started >= b.started;
   };
   for (const auto& [id, r] : replicas_) {
-    if (!best || worse(r, replicas_.at(*best))) best = id;
+    if (!best || picks_first(r, replicas_.at(*best))) best = id;
   }
   return best;
 }
