@@ -47,6 +47,10 @@ StatusOr<BenchPoint> ParseRound(const Json& round, size_t index) {
   ASSIGN_OR_RETURN(double failed, Field(round, index, "failed"));
   p.num_completed = static_cast<int64_t>(completed);
   p.num_failed = static_cast<int64_t>(failed);
+  bool fixed_concurrency = round.contains("concurrency") && !round["concurrency"].is_null();
+  if (fixed_concurrency) {
+    ASSIGN_OR_RETURN(p.concurrency, Field(round, index, "concurrency"));
+  }
   if (p.num_completed == 0) {
     p.num_failed = std::max<int64_t>(p.num_failed, 1);  // nothing measured: cannot meet any SLO
     return p;
@@ -60,9 +64,7 @@ StatusOr<BenchPoint> ParseRound(const Json& round, size_t index) {
   p.ttft_median_s = ttft_median_ms / 1000;
   p.e2e_p95_s = e2e_p95_ms / 1000;
   p.e2e_median_s = e2e_median_ms / 1000;
-  if (round.contains("concurrency") && !round["concurrency"].is_null()) {
-    ASSIGN_OR_RETURN(p.concurrency, Field(round, index, "concurrency"));
-  } else {
+  if (!fixed_concurrency) {
     ASSIGN_OR_RETURN(double e2e_mean_ms, Field(round, index, "e2e_latency_ms", "mean"));
     p.concurrency = p.request_throughput * e2e_mean_ms / 1000;  // Little's law
     p.concurrency_estimated = true;
