@@ -26,7 +26,8 @@ int64_t BigEndian64(const unsigned char* p) {
   return static_cast<int64_t>(uint64_t{BigEndian32(p)} << 32 | BigEndian32(p + 4));
 }
 
-StatusOr<TzifCounts> ReadHeader(std::string_view bytes, size_t at, char* version) {
+// The header at `at` and a check that its data block (with `time_size`-byte times) is there.
+StatusOr<TzifCounts> ReadHeader(std::string_view bytes, size_t at, size_t time_size, char* version) {
   if (bytes.size() < at + kHeaderBytes || bytes.compare(at, 4, "TZif") != 0) {
     return DataLossError("not a TZif file (bad magic or truncated header)");
   }
@@ -39,7 +40,7 @@ StatusOr<TzifCounts> ReadHeader(std::string_view bytes, size_t at, char* version
     return DataLossError("TZif header counts are inconsistent");
   }
   if (c.leapcnt != 0) return UnimplementedError("TZif files with leap seconds (right/ zones) are not supported");
-  if (bytes.size() < at + kHeaderBytes + c.DataBytes(*version == '\0' ? 4 : 8)) {
+  if (bytes.size() < at + kHeaderBytes + c.DataBytes(time_size)) {
     return DataLossError("TZif data block is truncated");
   }
   return c;
@@ -81,12 +82,12 @@ StatusOr<TimeZone> TimeZone::Load(std::string_view name, std::string_view zonein
 
 StatusOr<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view bytes) {
   char version = 0;
-  ASSIGN_OR_RETURN(TzifCounts counts, ReadHeader(bytes, 0, &version));
+  ASSIGN_OR_RETURN(TzifCounts counts, ReadHeader(bytes, 0, 4, &version));
   size_t at = 0;
   size_t time_size = 4;
   if (version != '\0') {  // skip the 32-bit block: version 2+ repeats the data with 64-bit times
     at = kHeaderBytes + counts.DataBytes(4);
-    ASSIGN_OR_RETURN(counts, ReadHeader(bytes, at, &version));
+    ASSIGN_OR_RETURN(counts, ReadHeader(bytes, at, 8, &version));
     time_size = 8;
   }
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at + kHeaderBytes);
