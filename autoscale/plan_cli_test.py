@@ -119,10 +119,11 @@ class PlanFromRealBenchTest(unittest.TestCase):
             self.assertTrue(match, "surge serve did not start")
             report = os.path.join(temp, "bench.json")
             bench = subprocess.run([SURGE, "bench", "--url", match.group(1), "--concurrency", "1,4", "--num-requests",
-                                    12, "--input-len", 32, "--output-len", 8, "--json", report],
+                                    "12", "--input-len", "32", "--output-len", "8", "--json", report],
                                    capture_output=True, text=True, timeout=50)
             self.assertEqual(bench.returncode, 0, bench.stderr)
-            rounds = json.load(open(report))["rounds"]
+            with open(report, encoding="utf-8") as file:
+                rounds = json.load(file)["rounds"]
             best = max(r["request_throughput"] for r in rounds)
             loose = plan_json("--bench", report, "--target-qps", 1000, "--slo-ttft-p95", 60)
             # A loose SLO: the best measured point, and ceil(QPS / its throughput) instances.

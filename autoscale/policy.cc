@@ -25,7 +25,8 @@ TargetRecommendation RecommendFor(std::string name, double value, double target,
     rec.reason = Format("%.3g / %.3g within tolerance (%d ready, %d total)", value, target, ready, current);
     return rec;
   }
-  int desired = static_cast<int>(std::ceil(ready * ratio - 1e-9));
+  // Capped so an absurd metric (a stuck P95) cannot overflow the count; max_replicas bounds it later.
+  int desired = static_cast<int>(std::ceil(std::min(ready * ratio, 1e6) - 1e-9));
   double ratio_over_current = current > 0 ? ready * ratio / current : ratio;
   bool reverses = (ratio > 1 && desired < current) || (ratio < 1 && desired > current);
   if (current > ready && (reverses || std::fabs(ratio_over_current - 1) <= tolerance + 1e-9)) {
