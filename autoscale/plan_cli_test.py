@@ -57,6 +57,8 @@ class PlanCliTest(unittest.TestCase):
         self.assertEqual([h["instances"] for h in hourly["hours"]], [12] * 12 + [6] * 12)
         self.assertAlmostEqual(hourly["usd_per_month"]["spot"], 216 / 24 * 730 * 0.9)
         self.assertEqual(plan_json(*base, "--profile", "flat")["scenarios"][0]["hours"], [])
+        text = plan(*base, "--profile", PROFILE).stdout
+        self.assertIn("a fixed fleet for the peak would run 288 (following the profile saves 25%)", text)
 
     def test_usage_errors_exit_2(self):
         cases = [

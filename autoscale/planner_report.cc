@@ -33,6 +33,11 @@ std::string ScenarioText(const PlanScenario& s, const PlanRequest& r, const Plan
   out += Printf("  per-instance capacity  %.4g req/s\n", s.instance_qps);
   out += Printf("  instances at peak      %d  (%.4g QPS)\n", s.peak_instances, s.peak_engine_qps);
   out += Printf("  instance-hours per day %.4g\n", s.instance_hours_per_day);
+  if (!s.hours.empty() && s.peak_instances > 0) {
+    double fixed = 24.0 * s.peak_instances;
+    out += Printf("  a fixed fleet for the peak would run %.4g (following the profile saves %.0f%%)\n", fixed,
+                  100 * (1 - s.instance_hours_per_day / fixed));
+  }
   for (const auto& [name, usd] : s.usd_per_month) {
     out += Printf("  cost per month on %-12s $%.2f\n", (name + ":").c_str(), usd);
   }

@@ -109,6 +109,10 @@ TEST(PlannerTest, HourlyProfile) {
   EXPECT_EQ(s.hours[23].num_instances, 6);  // ceil(50 / 8.5) = ceil(5.88)
   EXPECT_DOUBLE_EQ(s.instance_hours_per_day, 12 * 12 + 12 * 6);
   EXPECT_NEAR(s.usd_per_month[0].second, 216.0 / 24 * 730 * 0.9, 1e-6);  // 5913
+  // The shipped example (the seed's day: 10 QPS at night, 500 at the peak) loads.
+  StatusOr<std::vector<double>> diurnal = LoadHourlyProfile("autoscale/examples/diurnal_profile.json");
+  ASSERT_TRUE(diurnal.ok()) << diurnal.status().ToString();
+  EXPECT_DOUBLE_EQ((*diurnal)[0] * 500, 10);
   EXPECT_FALSE(ParseHourlyProfile("[1, 2]").ok());
   EXPECT_FALSE(ParseHourlyProfile("[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]").ok());
 }
