@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"route", surge::RunRoute, "an OpenAI-compatible gateway in front of many engines"},
     {"convert", surge::RunConvert, "convert a Hugging Face model directory to a GGUF file"},
     {"bench", surge::RunBench, "load-test an OpenAI-compatible server: latency, throughput, A/B"},
+    {"plan", surge::RunPlan, "instances, concurrency and cost for a target QPS and SLO, from bench results"},
 };
 
 void PrintUsage(FILE* out) {
