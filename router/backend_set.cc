@@ -98,7 +98,7 @@ std::string_view BackendSet::PolicyName(std::string_view pool_name) const {
 }
 
 std::shared_ptr<Backend> BackendSet::Choose(std::string_view pool_name, const RouteRequest& request,
-                                            std::span<const int32_t> tried) {
+                                            std::span<const int32_t> tried, PickResult* pick) {
   Pool* pool = FindPool(pool_name);  // pools_ never changes after Create
   if (pool == nullptr) return nullptr;
   const int64_t now_ms = SteadyNowMs();
@@ -119,7 +119,9 @@ std::shared_ptr<Backend> BackendSet::Choose(std::string_view pool_name, const Ro
                           .load = backend->load(), .num_in_flight = backend->num_in_flight(),
                           .backend = backend.get()});
   }
-  const size_t picked = std::min(pool->policy->Pick(request, candidates), candidates.size() - 1);
+  const PickResult result = pool->policy->Pick(request, candidates);
+  const size_t picked = std::min(result.index, candidates.size() - 1);
+  if (pick != nullptr) *pick = result;
   routable[picked]->OnAttemptStart(now_ms);
   return routable[picked];
 }

@@ -36,8 +36,9 @@ class BackendSet {
 
   // A routable backend of `pool` not in `tried` (ids), chosen by the pool's policy, with
   // its attempt already started (in-flight count, breaker probe); null when none is left.
+  // `pick` (optional) receives the policy's result.
   std::shared_ptr<Backend> Choose(std::string_view pool, const RouteRequest& request,
-                                  std::span<const int32_t> tried);
+                                  std::span<const int32_t> tried, PickResult* pick = nullptr);
   // Eject a backend whose error rate says so, unless it is its pool's last routable one.
   bool MaybeEject(Backend& backend, int64_t now_ms);
 

@@ -16,7 +16,7 @@ class P2cPolicy final : public Policy {
 
   std::string_view name() const override { return "p2c"; }
 
-  size_t Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
+  PickResult Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
     if (candidates.size() == 1) return 0;
     size_t a, b;
     {

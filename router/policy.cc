@@ -29,6 +29,7 @@ Registry& GetRegistry() {
     r->factories["session"] = [](const PolicyOptions& o) -> StatusOr<std::unique_ptr<Policy>> {
       return MakeSessionPolicy(o);
     };
+    r->factories["cache-aware"] = MakeCacheAwarePolicy;
     return r;
   }();
   return *registry;

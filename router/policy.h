@@ -25,6 +25,7 @@ namespace surge::router {
 struct RouteRequest {
   std::string_view path;                    // "/v1/chat/completions"
   const nlohmann::json* body = nullptr;     // null when the body is not a JSON object
+  std::string_view raw_body;                // the bytes as received (cache-aware hashes the prompt from them)
   const net::HttpHeaders* headers = nullptr;
 };
 
@@ -37,12 +38,21 @@ struct Candidate {
   const Backend* backend = nullptr;
 };
 
+// A policy's choice, and why (the label of surge_router_policy_decisions_total).
+struct PickResult {
+  PickResult(size_t chosen, std::string_view why = "pick") : index(chosen), decision(why) {}  // NOLINT: implicit
+  size_t index;
+  std::string_view decision;      // a static string: "pick", "cache", "balance_fallback", "no_prompt", ...
+  int64_t num_prompt_blocks = 0;  // cache-aware: full blocks of the prompt
+  int64_t num_cached_blocks = 0;  // cache-aware: of them, believed cached on the chosen backend
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string_view name() const = 0;
   // An index into `candidates` (never empty). Called from many threads at once.
-  virtual size_t Pick(const RouteRequest& request, std::span<const Candidate> candidates) = 0;
+  virtual PickResult Pick(const RouteRequest& request, std::span<const Candidate> candidates) = 0;
   // A backend left the pool: drop any state kept for it.
   virtual void OnBackendRemoved(int32_t /*backend_id*/) {}
 };
@@ -76,6 +86,8 @@ std::unique_ptr<Policy> MakeScoringPolicy(std::string name, std::vector<Scorer> 
 std::unique_ptr<Policy> MakeRoundRobinPolicy();
 std::unique_ptr<Policy> MakeP2cPolicy(const PolicyOptions& options);
 std::unique_ptr<Policy> MakeSessionPolicy(const PolicyOptions& options);
+// cache-aware (cache_aware_policy.cc): loads options.tokenizer and options.chat_template.
+StatusOr<std::unique_ptr<Policy>> MakeCacheAwarePolicy(const PolicyOptions& options);
 
 // The affinity key of a request for the session policy: the header, else the body's
 // "user" string; empty when neither is there.

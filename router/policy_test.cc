@@ -36,18 +36,18 @@ TEST(PolicyTest, RegistryNamesAndRefusesUnknown) {
   RegisterPolicy("always-last", [](const PolicyOptions&) -> StatusOr<std::unique_ptr<Policy>> {
     struct Last : Policy {
       std::string_view name() const override { return "always-last"; }
-      size_t Pick(const RouteRequest&, std::span<const Candidate> c) override { return c.size() - 1; }
+      PickResult Pick(const RouteRequest&, std::span<const Candidate> c) override { return c.size() - 1; }
     };
     return std::unique_ptr<Policy>(new Last);
   });
-  EXPECT_EQ(Make("always-last")->Pick({}, Candidates(3)), 2u);
+  EXPECT_EQ(Make("always-last")->Pick({}, Candidates(3)).index, 2u);
 }
 
 TEST(PolicyTest, WeightedRoundRobinIsSmoothAndProportional) {
   auto policy = Make("round-robin");
   std::vector<Candidate> candidates = Candidates(3, {3, 1, 1});
   std::vector<size_t> picks;
-  for (int i = 0; i < 10; ++i) picks.push_back(policy->Pick({}, candidates));
+  for (int i = 0; i < 10; ++i) picks.push_back(policy->Pick({}, candidates).index);
   std::map<size_t, int> counts;
   for (size_t pick : picks) ++counts[pick];
   EXPECT_EQ(counts[0], 6);
@@ -58,7 +58,7 @@ TEST(PolicyTest, WeightedRoundRobinIsSmoothAndProportional) {
   // Equal weights: strict rotation.
   auto plain = Make("round-robin");
   std::vector<Candidate> two = Candidates(2);
-  EXPECT_NE(plain->Pick({}, two), plain->Pick({}, two));
+  EXPECT_NE(plain->Pick({}, two).index, plain->Pick({}, two).index);
 }
 
 TEST(PolicyTest, LeastLoadScoreFollowsTheFormula) {
@@ -71,19 +71,19 @@ TEST(PolicyTest, LeastLoadScoreFollowsTheFormula) {
   EXPECT_NEAR(LoadFraction(candidates[2], options), 0.4, 1e-9);
   EXPECT_NEAR(QueueLength(candidates[1]), 3, 1e-9);
   auto policy = Make("least-load", options);
-  EXPECT_EQ(policy->Pick({}, candidates), 2u);
+  EXPECT_EQ(policy->Pick({}, candidates).index, 2u);
   candidates[2].num_in_flight = 9;  // queue 9, load 0.9: 0.6*0.1 + 0.4/10 = 0.10
-  EXPECT_EQ(policy->Pick({}, candidates), 1u);
+  EXPECT_EQ(policy->Pick({}, candidates).index, 1u);
   // The weighted scorers are the building block: a custom preset picks by its own rule.
   auto kv_only = MakeScoringPolicy("kv", {{1.0, [](const Candidate& c, const PolicyOptions&) { return -c.load.num_running; }}}, options);
-  EXPECT_EQ(kv_only->Pick({}, candidates), 0u);
+  EXPECT_EQ(kv_only->Pick({}, candidates).index, 0u);
 }
 
 TEST(PolicyTest, LeastLoadSpreadsTiesAcrossIdleBackends) {
   auto policy = Make("least-load");
   std::vector<Candidate> candidates = Candidates(3);
   std::map<size_t, int> counts;
-  for (int i = 0; i < 30; ++i) ++counts[policy->Pick({}, candidates)];
+  for (int i = 0; i < 30; ++i) ++counts[policy->Pick({}, candidates).index];
   EXPECT_EQ(counts.size(), 3u);
 }
 
@@ -94,15 +94,15 @@ TEST(PolicyTest, P2cPrefersTheLessLoadedOfTwo) {
   std::vector<Candidate> candidates = Candidates(2);
   candidates[0].load = {.num_running = 10, .num_waiting = 5};
   candidates[1].num_in_flight = 1;
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy->Pick({}, candidates), 1u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(policy->Pick({}, candidates).index, 1u);
   // With many candidates the most loaded one can never win (it loses every pair).
   std::vector<Candidate> four = Candidates(4);
   for (int i = 0; i < 4; ++i) four[i].num_in_flight = i;
   std::map<size_t, int> counts;
-  for (int i = 0; i < 400; ++i) ++counts[policy->Pick({}, four)];
+  for (int i = 0; i < 400; ++i) ++counts[policy->Pick({}, four).index];
   EXPECT_EQ(counts[3], 0);
   EXPECT_GT(counts[0], counts[2]);
-  EXPECT_EQ(policy->Pick({}, Candidates(1)), 0u);
+  EXPECT_EQ(policy->Pick({}, Candidates(1)).index, 0u);
 }
 
 TEST(PolicyTest, SessionKeyFromHeaderThenUser) {
@@ -122,8 +122,8 @@ TEST(PolicyTest, SessionIsStickyAndAFailedBackendMovesOnlyItsSessions) {
   for (int s = 0; s < 400; ++s) {
     net::HttpHeaders headers{{"x-session-id", "session-" + std::to_string(s)}};
     RouteRequest request{.path = "/v1/chat/completions", .headers = &headers};
-    const std::string url(all[policy->Pick(request, all)].url);
-    EXPECT_EQ(url, all[policy->Pick(request, all)].url);  // sticky
+    const std::string url(all[policy->Pick(request, all).index].url);
+    EXPECT_EQ(url, all[policy->Pick(request, all).index].url);  // sticky
     home[headers.Get("x-session-id")] = url;
   }
   std::map<std::string, int> per_backend;
@@ -134,7 +134,7 @@ TEST(PolicyTest, SessionIsStickyAndAFailedBackendMovesOnlyItsSessions) {
   int num_moved = 0;
   for (const auto& [session, url] : home) {
     net::HttpHeaders headers{{"x-session-id", session}};
-    const std::string now(without_c[policy->Pick({.headers = &headers}, without_c)].url);
+    const std::string now(without_c[policy->Pick({.headers = &headers}, without_c).index].url);
     if (url == "http://c:3") {
       EXPECT_NE(now, url);
       ++num_moved;
@@ -146,7 +146,7 @@ TEST(PolicyTest, SessionIsStickyAndAFailedBackendMovesOnlyItsSessions) {
   // And they come back when it returns.
   for (const auto& [session, url] : home) {
     net::HttpHeaders headers{{"x-session-id", session}};
-    EXPECT_EQ(all[policy->Pick({.headers = &headers}, all)].url, url);
+    EXPECT_EQ(all[policy->Pick({.headers = &headers}, all).index].url, url);
   }
 }
 
@@ -156,7 +156,7 @@ TEST(PolicyTest, SessionWithoutKeyFallsBackToLeastLoad) {
   candidates[0].num_in_flight = 5;
   candidates[1].num_in_flight = 5;
   net::HttpHeaders none;
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(policy->Pick({.headers = &none}, candidates), 2u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(policy->Pick({.headers = &none}, candidates).index, 2u);
 }
 
 }  // namespace

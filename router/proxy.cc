@@ -66,7 +66,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     }
     pool_ = ctx_.backends.PoolForModel(model);
     route_request_ = {.path = request_.path, .body = body_.is_object() ? &body_ : nullptr,
-                      .headers = &request_.headers};
+                      .raw_body = request_.body, .headers = &request_.headers};
   }
 
   bool ClientGone() {
@@ -78,10 +78,12 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     if (ClientGone()) return Count(backend_ ? backend_->url() : "none", 499);
     if (ctx_.stopping.load()) return FinishWithError(503, "the router is shutting down");
     const auto decision_start = std::chrono::steady_clock::now();
-    std::shared_ptr<Backend> backend = ctx_.backends.Choose(pool_, route_request_, tried_);
+    PickResult pick(0);
+    std::shared_ptr<Backend> backend = ctx_.backends.Choose(pool_, route_request_, tried_, &pick);
     ctx_.metrics.ObserveDecisionSeconds(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decision_start).count());
     if (backend == nullptr) return FinishNoBackend();
+    ctx_.metrics.CountDecision(pool_, ctx_.backends.PolicyName(pool_), pick);
     backend_ = std::move(backend);
     tried_.push_back(backend_->id());
     ++num_attempts_;

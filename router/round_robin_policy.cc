@@ -12,7 +12,7 @@ class RoundRobinPolicy final : public Policy {
  public:
   std::string_view name() const override { return "round-robin"; }
 
-  size_t Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
+  PickResult Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
     std::lock_guard<std::mutex> lock(mu_);
     double total_weight = 0;
     size_t best = 0;

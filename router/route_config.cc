@@ -146,6 +146,11 @@ void ReadPolicyOptions(ObjectReader& r, RouteConfig* c) {
   r.String("session_header", &c->policy_options.session_header);
   r.Double("backend_capacity", &c->policy_options.backend_capacity, 0, /*min_exclusive=*/true);
   r.Uint("seed", &c->policy_options.seed);
+  r.String("tokenizer", &c->policy_options.tokenizer);
+  r.String("chat_template", &c->policy_options.chat_template);
+  r.String("cache_mode", &c->policy_options.cache_mode);
+  r.Double("balance_abs_threshold", &c->policy_options.balance_abs_threshold, 0, false);
+  r.Double("balance_rel_threshold", &c->policy_options.balance_rel_threshold, 1, false);
 }
 
 void ReadHealth(ObjectReader& r, RouteConfig* c) {

@@ -34,7 +34,15 @@ struct PolicyOptions {
   // Running requests a backend counts as full when it reports no KV usage (least-load's
   // load = running / capacity).
   double backend_capacity = 16;
-  uint64_t seed = 0;  // p2c's random choices; 0: seeded from the clock
+  uint64_t seed = 0;  // p2c's and cache-aware's random choices; 0: seeded from the clock
+  // cache-aware: the engines' tokenizer (a model directory) and chat template file ("" = the
+  // tokenizer's own), approximate (what this router sent where) or precise (GET /kv_events),
+  // and the balance guard (router/prefix/README.md "Scoring").
+  std::string tokenizer;
+  std::string chat_template;
+  std::string cache_mode = "approximate";
+  double balance_abs_threshold = 16;
+  double balance_rel_threshold = 1.5;
 };
 
 struct HealthConfig {

@@ -18,6 +18,17 @@ RouterMetrics::RouterMetrics()
       decision_seconds_(registry_.AddHistogram("surge_router_decision_seconds",
                                                "Time to choose a backend (filter and policy)",
                                                obs::ExponentialBuckets(1e-6, 2, 16))),
+      decisions_(registry_.AddCounterFamily("surge_router_policy_decisions_total",
+                                            "Backend choices by pool, policy and why (pick; cache-aware: cache, "
+                                            "balance_fallback, no_prompt, no_kv_config)",
+                                            {"pool", "policy", "decision"})),
+      prompt_blocks_(registry_.AddCounterFamily("surge_router_cache_aware_prompt_blocks_total",
+                                                "cache-aware: full KV blocks of the prompts it routed", {"pool"})),
+      cached_blocks_(registry_.AddCounterFamily(
+          "surge_router_cache_aware_cached_blocks_total",
+          "cache-aware: of those, blocks believed cached on the chosen backend (the hit estimate is "
+          "the ratio of the two rates)",
+          {"pool"})),
       breaker_state_(registry_.AddGaugeFamily("surge_router_backend_breaker_state",
                                               "Circuit breaker per backend: 0 closed, 1 open, 2 half-open",
                                               {"backend"})),
@@ -27,6 +38,13 @@ RouterMetrics::RouterMetrics()
                                          "1 when new requests may go to the backend now", {"backend"})),
       in_flight_(registry_.AddGaugeFamily("surge_router_backend_in_flight",
                                           "This router's requests on the backend now", {"backend"})) {}
+
+void RouterMetrics::CountDecision(std::string_view pool, std::string_view policy, const PickResult& pick) {
+  decisions_.WithLabels({pool, policy, pick.decision}).Increment();
+  if (pick.num_prompt_blocks == 0) return;
+  prompt_blocks_.WithLabels({pool}).Increment(static_cast<double>(pick.num_prompt_blocks));
+  cached_blocks_.WithLabels({pool}).Increment(static_cast<double>(pick.num_cached_blocks));
+}
 
 void RouterMetrics::CountRequest(std::string_view backend, std::string_view pool, std::string_view policy,
                                  int status_code) {

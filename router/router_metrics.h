@@ -12,6 +12,7 @@
 
 #include "obs/metrics.h"
 #include "router/backend.h"
+#include "router/policy.h"
 
 namespace surge::router {
 
@@ -24,6 +25,8 @@ class RouterMetrics {
   void CountRetry(std::string_view pool) { retries_.WithLabels({pool}).Increment(); }
   void CountEjection(std::string_view backend) { ejections_.WithLabels({backend}).Increment(); }
   void ObserveDecisionSeconds(double seconds) { decision_seconds_.Observe(seconds); }
+  // One policy decision: its label, and cache-aware's prompt and cached block counts.
+  void CountDecision(std::string_view pool, std::string_view policy, const PickResult& pick);
   void CountNoBackend(std::string_view pool) { no_backend_.WithLabels({pool}).Increment(); }
   // A stream that broke after bytes reached the client (it got an SSE error event).
   void CountStreamError(std::string_view backend) { stream_errors_.WithLabels({backend}).Increment(); }
@@ -39,6 +42,9 @@ class RouterMetrics {
   obs::CounterFamily& no_backend_;
   obs::CounterFamily& stream_errors_;
   obs::Histogram& decision_seconds_;
+  obs::CounterFamily& decisions_;
+  obs::CounterFamily& prompt_blocks_;
+  obs::CounterFamily& cached_blocks_;
   obs::GaugeFamily& breaker_state_;
   obs::GaugeFamily& healthy_;
   obs::GaugeFamily& routable_;

@@ -15,7 +15,7 @@ class ScoringPolicy final : public Policy {
 
   std::string_view name() const override { return name_; }
 
-  size_t Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
+  PickResult Pick(const RouteRequest&, std::span<const Candidate> candidates) override {
     const size_t start = next_.fetch_add(1, std::memory_order_relaxed) % candidates.size();
     size_t best = start;
     double best_score = -1e300;

@@ -33,7 +33,7 @@ class SessionPolicy final : public Policy {
 
   std::string_view name() const override { return "session"; }
 
-  size_t Pick(const RouteRequest& request, std::span<const Candidate> candidates) override {
+  PickResult Pick(const RouteRequest& request, std::span<const Candidate> candidates) override {
     const std::string key = SessionKey(request, header_);
     if (key.empty()) return fallback_->Pick(request, candidates);
     const uint64_t key_hash = Fnv1a(key);
