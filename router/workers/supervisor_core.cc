@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,36 +37,6 @@ void WriteAll(int fd, std::string_view text) {
 
 Worker::~Worker() {
   if (log_fd >= 0) close(log_fd);
-}
-
-HealthInbox::HealthInbox() : wake_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  CHECK(wake_fd >= 0) << "eventfd failed";
-}
-HealthInbox::~HealthInbox() { close(wake_fd); }
-
-void HealthInbox::Push(Result result) {
-  {
-    std::lock_guard lock(mu);
-    results.push_back(result);
-  }
-  Wake();
-}
-
-std::vector<HealthInbox::Result> HealthInbox::TakeAll() {
-  std::lock_guard lock(mu);
-  return std::exchange(results, {});
-}
-
-void HealthInbox::Wake() const {
-  const uint64_t one = 1;
-  ssize_t ignored = write(wake_fd, &one, sizeof one);
-  (void)ignored;
-}
-
-void HealthInbox::DrainWake() const {
-  uint64_t count;
-  ssize_t ignored = read(wake_fd, &count, sizeof count);
-  (void)ignored;
 }
 
 SupervisorCore::SupervisorCore(std::vector<WorkerSpec> specs, SupervisorOptions options,
@@ -357,6 +326,7 @@ void SupervisorCore::HandleHealth(Clock::time_point now, std::vector<WorkerEvent
 
 void SupervisorCore::RunTimers(Clock::time_point now) {
   for (auto& worker : workers_) {
+    if (worker->remove) continue;  // retired in back-off this round: must not respawn
     const bool due = now >= worker->deadline;
     switch (worker->state) {
       case WorkerState::kBackoff:

@@ -14,6 +14,7 @@
 
 #include "net/http_client.h"
 #include "router/workers/child_process.h"
+#include "router/workers/health_inbox.h"
 #include "router/workers/worker_supervisor.h"
 
 namespace surge::router::internal {
@@ -48,25 +49,6 @@ struct Worker {
   LineSplitter stderr_lines;
   int log_fd = -1;  // -1: stderr with a prefix
   ~Worker();
-};
-
-// Health answers arrive on the HTTP client's io thread; they are queued here and the loop
-// woken, so that the io thread never waits for the supervisor's lock.
-struct HealthInbox {
-  struct Result {
-    int64_t spawn_id;
-    bool healthy;
-  };
-  HealthInbox();
-  ~HealthInbox();
-  void Push(Result result);
-  std::vector<Result> TakeAll();
-  void Wake() const;
-  void DrainWake() const;
-
-  int wake_fd = -1;  // eventfd
-  std::mutex mu;
-  std::vector<Result> results;
 };
 
 class SupervisorCore {
