@@ -45,6 +45,11 @@ void CloseFd(int& fd) {
   for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
     sigaction(signal_number, &default_action, nullptr);  // EINVAL for SIGKILL/SIGSTOP: fine
   }
+  // Ignored dispositions survive exec: with SIGPIPE ignored, a worker whose output pipe has
+  // lost its reader (the router died) gets EPIPE on a log write and still drains cleanly.
+  struct sigaction ignore_action = default_action;
+  ignore_action.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore_action, nullptr);
   sigset_t empty;
   sigemptyset(&empty);
   sigprocmask(SIG_SETMASK, &empty, nullptr);

@@ -21,7 +21,8 @@ namespace surge::router {
 class ChildProcess {
  public:
   // Runs argv[0] (a path, not searched in PATH) with argv. The child gets stdin from
-  // /dev/null, its stdout and stderr into two pipes, default signal dispositions, an empty
+  // /dev/null, its stdout and stderr into two pipes, default signal dispositions (but
+  // SIGPIPE ignored, so that losing the reader of its output does not kill it), an empty
   // signal mask, a process group of its own (so a terminal's Ctrl-C reaches the parent,
   // which stops its workers in order) and PR_SET_PDEATHSIG SIGTERM: it is told to stop
   // when the *thread* that spawned it exits, which covers a kill -9 of the parent. Between

@@ -69,6 +69,21 @@ TEST(ChildProcessTest, NoInheritedDescriptors) {
   close(leaked);
 }
 
+// Ignored: only SIGPIPE (bit 13 of SigIgn); blocked: nothing, whatever the parent blocks.
+TEST(ChildProcessTest, SignalsResetExceptSigpipeIgnored) {
+  sigset_t blocked, old;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &old);
+  auto child = ChildProcess::Spawn({"/bin/grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"});
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(child.ok());
+  const std::string status = ReadAll(child->stdout_fd());
+  EXPECT_NE(status.find("SigBlk:\t0000000000000000"), std::string::npos) << status;
+  EXPECT_NE(status.find("SigIgn:\t0000000000001000"), std::string::npos) << status;
+  ASSERT_TRUE(ReapWithin5s(*child).has_value());
+}
+
 TEST(ChildProcessTest, KilledBySignal) {
   auto child = ChildProcess::Spawn({"/bin/sleep", "30"});
   ASSERT_TRUE(child.ok());
