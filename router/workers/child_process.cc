@@ -158,6 +158,11 @@ void ChildProcess::Signal(int signal) {
   if (pid_ > 0 && !reaped_) kill(pid_, signal);
 }
 
+// The group id is the child's pid, which cannot be reused before the child is reaped.
+void ChildProcess::KillGroup() {
+  if (pid_ > 0 && !reaped_) kill(-pid_, SIGKILL);
+}
+
 std::optional<int> ChildProcess::Reap() {
   if (pid_ <= 0 || reaped_) return std::nullopt;
   int wait_status = 0;

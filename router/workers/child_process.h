@@ -49,6 +49,8 @@ class ChildProcess {
   // Sends `signal` unless the child was already reaped (its pid may belong to another
   // process by then).
   void Signal(int signal);
+  // SIGKILL to the child's whole process group, so that anything it started dies with it.
+  void KillGroup();
   // waitpid(WNOHANG): the raw wait status once the child has exited, else nullopt.
   std::optional<int> Reap();
   bool reaped() const { return reaped_; }

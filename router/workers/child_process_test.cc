@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 namespace surge::router {
@@ -92,6 +94,26 @@ TEST(ChildProcessTest, KilledBySignal) {
   std::optional<int> status = ReapWithin5s(*child);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(DescribeWaitStatus(*status).rfind("killed by signal 9", 0), 0u) << DescribeWaitStatus(*status);
+}
+
+TEST(ChildProcessTest, KillGroupTakesGrandchildren) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the orphaned grandchild is ours to reap
+  auto child = ChildProcess::Spawn({"/bin/sh", "-c", "sleep 30 & echo $!; wait"});
+  ASSERT_TRUE(child.ok());
+  char line[64] = {};
+  pollfd entry{child->stdout_fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&entry, 1, 5'000), 1);
+  ASSERT_GT(read(child->stdout_fd(), line, sizeof line - 1), 0);
+  const pid_t grandchild = std::atoi(line);
+  ASSERT_GT(grandchild, 0);
+  child->KillGroup();
+  ASSERT_TRUE(ReapWithin5s(*child).has_value());
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = waitpid(grandchild, nullptr, WNOHANG) == grandchild;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived";
 }
 
 // PR_SET_PDEATHSIG: the spawning thread exits, the child gets SIGTERM. This is what

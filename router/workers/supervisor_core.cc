@@ -59,7 +59,10 @@ SupervisorCore::~SupervisorCore() {
 
 // The thread spawns every worker: PR_SET_PDEATHSIG fires when the spawning *thread* exits,
 // so it must be one that lives exactly as long as the workers.
-void SupervisorCore::StartThread() { thread_ = std::thread([this] { Loop(); }); }
+void SupervisorCore::StartThread() {
+  inbox_->Wake();  // the first round (which spawns the workers) runs at once
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void SupervisorCore::Stop() {
   std::call_once(stop_once_, [this] {
@@ -335,7 +338,7 @@ void SupervisorCore::RunTimers(Clock::time_point now) {
       case WorkerState::kStarting:
         if (due) {
           worker->kill_reason = "no /health 200 within " + std::to_string(options_.health_timeout_ms) + " ms";
-          worker->child->Signal(SIGKILL);
+          worker->child->KillGroup();
           worker->deadline = Clock::time_point::max();
         } else if (!worker->url.empty() && !worker->health_in_flight && now >= worker->next_health_at) {
           SendHealthCheck(*worker);
@@ -343,7 +346,7 @@ void SupervisorCore::RunTimers(Clock::time_point now) {
         break;
       case WorkerState::kStopping:
         if (due && !worker->term_pending) {
-          worker->child->Signal(SIGKILL);
+          worker->child->KillGroup();
           worker->deadline = Clock::time_point::max();
         }
         break;
