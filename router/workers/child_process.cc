@@ -60,10 +60,29 @@ void CloseFd(int& fd) {
   ReportAndExit(status_fd);
 }
 
-Status MakePipe(int fds[2]) {
-  if (pipe2(fds, O_CLOEXEC) != 0) return InternalError(std::string("pipe2: ") + std::strerror(errno));
-  return OkStatus();
-}
+// The descriptors of one spawn; whatever is still owned here is closed at the end.
+struct SpawnFds {
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  int status[2] = {-1, -1};
+  int null_fd = -1;
+
+  Status Open() {
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0) {
+      return InternalError(std::string("pipe2: ") + std::strerror(errno));
+    }
+    null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) return InternalError(std::string("/dev/null: ") + std::strerror(errno));
+    return OkStatus();
+  }
+  void CloseChildEnds() {
+    for (int* fd : {&out[1], &err[1], &status[1], &null_fd}) CloseFd(*fd);
+  }
+  ~SpawnFds() {
+    CloseChildEnds();
+    for (int* fd : {&out[0], &err[0], &status[0]}) CloseFd(*fd);
+  }
+};
 
 // Waits for the child's exec: EOF on the status pipe means it ran, an int is its errno.
 Status AwaitExec(int status_fd, pid_t pid, const std::string& path) {
@@ -84,45 +103,29 @@ Status AwaitExec(int status_fd, pid_t pid, const std::string& path) {
 
 StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0].empty()) return InvalidArgumentError("no program to run");
-  std::vector<std::string> args = argv;
+  std::vector<std::string> args = argv;  // the child may not allocate: argv is built here
   std::vector<char*> raw_args;
   for (std::string& arg : args) raw_args.push_back(arg.data());
   raw_args.push_back(nullptr);
-  int out[2], err[2], status[2];
-  RETURN_IF_ERROR(MakePipe(out));
-  if (Status made = MakePipe(err); !made.ok()) return close(out[0]), close(out[1]), made;
-  if (Status made = MakePipe(status); !made.ok()) {
-    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
-    return made;
-  }
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  SpawnFds fds;
+  RETURN_IF_ERROR(fds.Open());
   const pid_t parent = getpid();
   // Signals stay blocked across fork so that no handler of the parent runs in the child
   // before ExecChild resets them.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = null_fd < 0 ? -1 : fork();
-  if (pid == 0) ExecChild(raw_args.data(), parent, null_fd, out[1], err[1], status[1]);
+  const pid_t pid = fork();
+  if (pid == 0) ExecChild(raw_args.data(), parent, fds.null_fd, fds.out[1], fds.err[1], fds.status[1]);
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  for (int fd : {out[1], err[1], status[1], null_fd}) {
-    if (fd >= 0) close(fd);
-  }
+  fds.CloseChildEnds();
+  if (pid < 0) return InternalError(std::string("fork: ") + std::strerror(fork_errno));
+  RETURN_IF_ERROR(AwaitExec(fds.status[0], pid, argv[0]));
   ChildProcess child;
-  child.stdout_fd_ = out[0];
-  child.stderr_fd_ = err[0];
-  if (pid < 0) {
-    close(status[0]);
-    return InternalError(std::string("fork: ") + std::strerror(fork_errno));
-  }
-  Status exec = AwaitExec(status[0], pid, argv[0]);
-  close(status[0]);
-  if (!exec.ok()) {
-    child.reaped_ = true;
-    return exec;
-  }
   child.pid_ = pid;
+  child.stdout_fd_ = std::exchange(fds.out[0], -1);
+  child.stderr_fd_ = std::exchange(fds.err[0], -1);
   fcntl(child.stdout_fd_, F_SETFL, O_NONBLOCK);
   fcntl(child.stderr_fd_, F_SETFL, O_NONBLOCK);
   child.pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // -1 on old kernels
