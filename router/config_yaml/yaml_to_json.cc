@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -291,6 +292,25 @@ Status TreeBuilder::Add(json value, int32_t height, const std::string& anchor, i
   return OkStatus();
 }
 
+// nlohmann keeps the last of two equal keys; a config must not silently drop one.
+StatusOr<json> ParseJsonRefusingDuplicates(const std::string& text, const std::string& path) {
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::optional<std::string> duplicate;
+  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+        !duplicate) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json tree = json::parse(text, on_event, /*allow_exceptions=*/false);
+  if (tree.is_discarded()) return InvalidArgumentError(path + ": not valid JSON");
+  if (duplicate) return InvalidArgumentError(path + ": duplicate key '" + *duplicate + "'");
+  return tree;
+}
+
 }  // namespace
 
 StatusOr<json> YamlToJson(std::string_view text, const YamlLimits& limits) {
@@ -326,9 +346,7 @@ StatusOr<json> LoadConfigFile(const std::string& path, const YamlLimits& limits)
   if (!JsonDepthWithin(text, limits.max_depth)) {
     return InvalidArgumentError(path + ": nested deeper than " + std::to_string(limits.max_depth));
   }
-  json tree = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (tree.is_discarded()) return InvalidArgumentError(path + ": not valid JSON");
-  return tree;
+  return ParseJsonRefusingDuplicates(text, path);
 }
 
 }  // namespace surge::router

@@ -33,7 +33,8 @@ struct YamlLimits {
 // document is refused. Errors are INVALID_ARGUMENT "line L, column C: ..." (1-based).
 StatusOr<nlohmann::json> YamlToJson(std::string_view text, const YamlLimits& limits = {});
 
-// A config file as JSON: *.json through nlohmann (depth-checked first), anything else
+// A config file as JSON: *.json through nlohmann (depth-checked first, duplicate keys
+// refused by name as in YAML), anything else
 // (*.yaml, *.yml) through YamlToJson. Errors name the path. NOT_FOUND when unreadable.
 StatusOr<nlohmann::json> LoadConfigFile(const std::string& path, const YamlLimits& limits = {});
 

@@ -138,6 +138,10 @@ TEST(YamlToJsonTest, LoadConfigFileNamesThePath) {
   const std::string json_path = testing::TempDir() + "/bad_route.json";
   std::ofstream(json_path) << "{\"a\": [1,}";
   EXPECT_NE(LoadConfigFile(json_path).status().message().find(json_path + ": not valid JSON"), std::string::npos);
+  std::ofstream(json_path) << R"({"pools": {"a": {"policy": "p2c"}, "b": {}, "a": {}}, "b": 1})";
+  EXPECT_EQ(LoadConfigFile(json_path).status().message(), json_path + ": duplicate key 'a'");
+  std::ofstream(json_path) << R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})";
+  EXPECT_TRUE(LoadConfigFile(json_path).ok()) << "equal keys in different objects are fine";
 }
 
 }  // namespace
