@@ -194,7 +194,7 @@ TEST(WorkerSupervisorTest, WorkerThatCannotStartBacksOff) {
   for (size_t i = 0; i < min_gap_ms.size(); ++i) {
     EXPECT_GE(restart_ms[i + 1] - restart_ms[i], min_gap_ms[i] - 5) << "restart " << i + 2;
   }
-  EXPECT_LT(restart_ms[4] - restart_ms[3], 1'000) << "back-off past its cap";
+  EXPECT_LT(restart_ms[4] - restart_ms[3], 1'500) << "back-off past its cap (uncapped: 1600 ms)";
   EXPECT_TRUE(log.events().empty());  // never up: no events
   supervisor->Stop();
   std::ifstream file(log_dir + "/bad-0.log");
