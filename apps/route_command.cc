@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "router/gateway.h"
 #include "router/policy.h"
 #include "router/route_config.h"
+#include "router/workers/worker_supervisor.h"
 
 namespace surge {
 namespace {
@@ -25,7 +27,9 @@ const char kSummary[] =
     "surge route [flags]\n"
     "An OpenAI-compatible gateway in front of many engines (surge serve, or any engine with /health and\n"
     "/metrics): routing policies per pool, health checks, circuit breakers, outlier ejection, retries before\n"
-    "the first byte, streaming pass-through. Flags override --config; --backend and --pool repeat.\n";
+    "the first byte, streaming pass-through. Flags override --config; --backend and --pool repeat.\n"
+    "Local engines: surge route --spawn N --model PATH [-- surge serve flags] starts N workers (per pool:\n"
+    "--pool NAME:spawn=N[,model=PATH]), restarts a crashed one with back-off, stops them on SIGTERM.\n";
 
 // A flag that maps onto one key of the config tree; applied through RouteConfigFromJson so
 // that a flag and its config key are checked by the same code.
@@ -73,6 +77,11 @@ constexpr MappedFlag kMapped[] = {
      "cache-aware: load spread (max - min requests) above which least-load decides (default 16)"},
     {"balance-rel-threshold", "policy_options", "balance_rel_threshold", MappedFlag::kDouble,
      "cache-aware: ... and max > this x min (default 1.5)"},
+    {"model", "workers", "model", MappedFlag::kString, "spawned workers' model (a directory or GGUF file)"},
+    {"worker-log-dir", "workers", "log_dir", MappedFlag::kString,
+     "spawned workers' output to DIR/NAME.log (default: this stderr, prefixed)"},
+    {"worker-health-timeout-ms", "workers", "health_timeout_ms", MappedFlag::kInt,
+     "a spawned worker slower than this to answer /health is restarted (default 120000)"},
     {"max-body-bytes", "", "max_body_bytes", MappedFlag::kInt, "larger request bodies get 413 (default 8388608)"},
     {"forward-authorization", "", "forward_authorization", MappedFlag::kBool, "pass Authorization to the backends"},
     {"drain-timeout-ms", "", "drain_timeout_ms", MappedFlag::kInt, "on SIGTERM, how long requests may finish (default 30000)"},
@@ -83,6 +92,8 @@ struct RouteFlags {
   std::string policy;
   std::vector<std::string> backends;  // --backend, repeatable
   std::vector<std::string> pools;     // --pool, repeatable
+  std::vector<std::string> engine_args;  // after `--`: flags for every spawned worker
+  int64_t spawn = 0;
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -94,6 +105,10 @@ struct RouteFlags {
 std::vector<std::string> TakeRepeated(const std::vector<std::string>& args, RouteFlags* flags, Status* status) {
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {  // the rest belongs to the spawned workers' `surge serve`
+      flags->engine_args.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
     for (auto [name, out] : {std::pair{"--backend", &flags->backends}, std::pair{"--pool", &flags->pools}}) {
       const std::string prefix = std::string(name) + "=";
       if (args[i] == name) {
@@ -120,7 +135,8 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
     for (const std::string& name : router::PolicyNames()) names += (names.empty() ? "" : ", ") + name;
     return names;
   }() + " (default least-load)");
-  parser.AddString("config", &f.config_file, "a JSON config file (README.md: surge route); flags override it");
+  parser.AddString("config", &f.config_file, "a config file, JSON or YAML (README.md: surge route); flags override it");
+  parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
     switch (m.kind) {
@@ -165,16 +181,48 @@ Status BuildConfig(const FlagParser& parser, const RouteFlags& f, bool forward_a
     if (Status status = router::ApplyPoolSpec(spec, config); !status.ok()) return status;
   }
   if (parser.seen("policy")) config->pools[router::kDefaultPool].policy = f.policy;
+  if (parser.seen("spawn")) config->pools[router::kDefaultPool].spawn = f.spawn;
+  if (!f.engine_args.empty()) config->engine_args = f.engine_args;
   for (const std::string& spec : f.backends) {
     StatusOr<router::BackendConfig> backend = router::ParseBackendSpec(spec);
     if (!backend.ok()) return backend.status();
     config->backends.push_back(std::move(backend).value());
   }
   if (Status status = ApplyMappedFlags(parser, f, forward_authorization, config); !status.ok()) return status;
-  // --spawn N --model PATH (router/workers/) will start local engines that join through
-  // Gateway::AddBackend; until then a gateway needs at least one backend to route to.
-  if (config->backends.empty()) return InvalidArgumentError("no backends: give --backend URL or config key 'backends'");
+  // cache-aware reads the engines' tokenizer: the spawned workers' model unless told otherwise.
+  if (config->policy_options.tokenizer.empty()) config->policy_options.tokenizer = config->model;
   return router::ValidateRouteConfig(*config);
+}
+
+// The pools' spawned workers, joining the gateway as each answers /health (and leaving it
+// when it exits); null when no pool spawns. Waits until all are up: a worker that exits
+// before its first /health (a bad model or engine flag) is an error, not a retry loop.
+StatusOr<std::unique_ptr<router::WorkerSupervisor>> StartWorkers(router::Gateway& gateway) {
+  const router::RouteConfig& config = gateway.config();
+  std::vector<router::WorkerSpec> specs;
+  for (const auto& [name, pool] : config.pools) {
+    if (pool.spawn == 0) continue;
+    std::vector<std::string> engine_args = pool.engine_args.empty() ? config.engine_args : pool.engine_args;
+    specs.push_back({.pool = name, .num_workers = static_cast<int32_t>(pool.spawn), .surge_binary = "/proc/self/exe",
+                     .model_path = pool.model.empty() ? config.model : pool.model,
+                     .engine_args = std::move(engine_args)});
+  }
+  if (specs.empty()) return std::unique_ptr<router::WorkerSupervisor>();
+  router::SupervisorOptions options;
+  options.health_timeout_ms = config.worker_health_timeout_ms;
+  options.log_dir = config.worker_log_dir;
+  // Above the workers' own --drain-timeout default (30 s): SIGTERM lets them drain.
+  options.stop_timeout_ms = std::max<int64_t>(35'000, config.drain_timeout_ms + 5'000);
+  auto on_event = [&gateway](const router::WorkerEvent& event) {
+    Status status = event.kind == router::WorkerEvent::kUp ? gateway.AddBackend(event.pool, event.url)
+                                                           : gateway.RemoveBackend(event.url);
+    if (!status.ok()) std::fprintf(stderr, "surge route: worker %s: %s\n", event.name.c_str(), status.message().c_str());
+  };
+  StatusOr<std::unique_ptr<router::WorkerSupervisor>> supervisor =
+      router::WorkerSupervisor::Start(std::move(specs), options, on_event);
+  if (!supervisor.ok()) return supervisor.status();
+  if (Status status = (*supervisor)->WaitUntilUp(config.worker_health_timeout_ms); !status.ok()) return status;
+  return supervisor;
 }
 
 int Route(router::RouteConfig config) {
@@ -193,17 +241,21 @@ int Route(router::RouteConfig config) {
     std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
     return 1;
   }
-  // Hook for router/workers/: the worker supervisor starts here and calls
-  // (*gateway)->AddBackend(pool, url, weight) as each local engine becomes healthy.
+  StatusOr<std::unique_ptr<router::WorkerSupervisor>> workers = StartWorkers(**gateway);
+  if (!workers.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", workers.status().message().c_str());
+    return 2;  // a worker that cannot start: a bad model path or engine flag
+  }
   const router::RouteConfig& c = (*gateway)->config();
-  std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(), c.backends.size(),
-              c.pools.size());
+  std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),
+              (*gateway)->backends().Snapshot().size(), c.pools.size());
   std::fflush(stdout);
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
   (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
+  if (*workers) (*workers)->Stop();  // after the drain: the workers finish what the router sent
   std::fprintf(stderr, "surge route: stopped\n");
   return 0;
 }

@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
+
+#include "router/config_yaml/yaml_to_json.h"
 
 namespace surge::router {
 namespace {
@@ -111,9 +111,35 @@ Status ParseBackends(const Json& tree, const std::string& path, RouteConfig* con
   return OkStatus();
 }
 
+Status ParseStrings(const Json& tree, const std::string& path, std::vector<std::string>* out) {
+  if (!tree.is_array()) return InvalidArgumentError("config key '" + path + "' must be an array of strings");
+  out->clear();
+  for (const Json& item : tree) {
+    if (!item.is_string()) return InvalidArgumentError("config key '" + path + "' must hold strings");
+    out->push_back(item.get<std::string>());
+  }
+  return OkStatus();
+}
+
+Status ParseWorkers(const Json& tree, const std::string& path, RouteConfig* config) {
+  ObjectReader reader(tree, path);
+  reader.String("model", &config->model);
+  reader.String("log_dir", &config->worker_log_dir);
+  reader.Int("health_timeout_ms", &config->worker_health_timeout_ms, 1);
+  reader.Nested("engine_args", [&](const Json& args, const std::string& args_path) {
+    return ParseStrings(args, args_path, &config->engine_args);
+  });
+  return reader.Finish();
+}
+
 Status ParsePool(const Json& tree, const std::string& path, PoolConfig* pool) {
   ObjectReader reader(tree, path);
   reader.String("policy", &pool->policy);
+  reader.Int("spawn", &pool->spawn, 0);
+  reader.String("model", &pool->model);
+  reader.Nested("engine_args", [&](const Json& args, const std::string& args_path) {
+    return ParseStrings(args, args_path, &pool->engine_args);
+  });
   reader.Nested("models", [&](const Json& models, const std::string& models_path) {
     if (!models.is_array()) return InvalidArgumentError("config key '" + models_path + "' must be an array");
     for (const Json& model : models) {
@@ -208,6 +234,7 @@ StatusOr<RouteConfig> RouteConfigFromJson(const Json& tree, RouteConfig base) {
   ReadSections(top, &config);
   top.Nested("backends", [&](const Json& t, const std::string& p) { return ParseBackends(t, p, &config); });
   top.Nested("pools", [&](const Json& t, const std::string& p) { return ParsePools(t, p, &config); });
+  top.Nested("workers", [&](const Json& t, const std::string& p) { return ParseWorkers(t, p, &config); });
   top.Int("max_body_bytes", &config.max_body_bytes, 1);
   top.Bool("forward_authorization", &config.forward_authorization);
   top.Int("drain_timeout_ms", &config.drain_timeout_ms, 0);
@@ -218,13 +245,9 @@ StatusOr<RouteConfig> RouteConfigFromJson(const Json& tree, RouteConfig base) {
 }
 
 StatusOr<RouteConfig> LoadRouteConfigFile(const std::string& path, RouteConfig base) {
-  std::ifstream file(path);
-  if (!file) return NotFoundError("cannot read config file " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  Json tree = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (tree.is_discarded()) return InvalidArgumentError("config file " + path + " is not valid JSON");
-  StatusOr<RouteConfig> config = RouteConfigFromJson(tree, std::move(base));
+  StatusOr<Json> tree = LoadConfigFile(path);  // *.json, else YAML
+  if (!tree.ok()) return tree.status();
+  StatusOr<RouteConfig> config = RouteConfigFromJson(*tree, std::move(base));
   if (!config.ok()) return config.status().WithContext(path);
   return config;
 }
@@ -236,6 +259,17 @@ Status ValidateRouteConfig(const RouteConfig& config) {
       return InvalidArgumentError("backend " + backend.url + " names pool '" + backend.pool +
                                   "', which is not declared (--pool NAME or config key 'pools')");
     }
+  }
+  bool any_spawn = false;
+  for (const auto& [name, pool] : config.pools) {
+    if (pool.spawn > 256) return InvalidArgumentError("pool '" + name + "': spawn must be at most 256");
+    if (pool.spawn > 0 && pool.model.empty() && config.model.empty()) {
+      return InvalidArgumentError("pool '" + name + "' spawns workers but names no model (--model PATH)");
+    }
+    any_spawn = any_spawn || pool.spawn > 0;
+  }
+  if (config.backends.empty() && !any_spawn) {
+    return InvalidArgumentError("no backends: give --backend URL, --spawn N --model PATH, or config key 'backends'");
   }
   if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
     return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");
@@ -289,9 +323,22 @@ StatusOr<BackendConfig> ParseBackendSpec(std::string_view spec) {
 Status ApplyPoolSpec(std::string_view spec, RouteConfig* config) {
   std::string name;
   PoolConfig pool;
-  Status status = ForEachOption(spec, &name, [&](std::string_view key, std::string_view value) {
+  std::string normalized(spec);  // "NAME:spawn=2,policy=p" reads as "NAME,spawn=2,policy=p"
+  if (size_t colon = normalized.find(':'); colon != std::string::npos && colon < normalized.find(',')) {
+    normalized[colon] = ',';
+  }
+  Status status = ForEachOption(normalized, &name, [&](std::string_view key, std::string_view value) {
     if (key == "policy" && !value.empty()) {
       pool.policy = std::string(value);
+    } else if (key == "spawn") {
+      const std::string text(value);
+      char* end = nullptr;
+      pool.spawn = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || pool.spawn < 0 || pool.spawn > 256) {
+        return InvalidArgumentError("spawn '" + text + "' must be an integer in [0, 256]");
+      }
+    } else if (key == "model" && !value.empty()) {
+      pool.model = std::string(value);
     } else if (key == "models" && !value.empty()) {
       std::string_view rest = value;
       while (!rest.empty()) {
@@ -300,7 +347,7 @@ Status ApplyPoolSpec(std::string_view spec, RouteConfig* config) {
         rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
       }
     } else {
-      return InvalidArgumentError("unknown option '" + std::string(key) + "' (known: policy, models)");
+      return InvalidArgumentError("unknown option '" + std::string(key) + "' (known: policy, models, spawn, model)");
     }
     return OkStatus();
   });

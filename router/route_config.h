@@ -27,6 +27,11 @@ struct BackendConfig {
 struct PoolConfig {
   std::string policy = "least-load";
   std::vector<std::string> models;  // `model` values this pool serves besides its own name
+  // Local engines `surge route` starts for this pool (router/workers/): `spawn` workers of
+  // `surge serve MODEL ENGINE_ARGS`; model and engine_args default to RouteConfig's.
+  int64_t spawn = 0;
+  std::string model;
+  std::vector<std::string> engine_args;
 };
 
 struct PolicyOptions {
@@ -92,18 +97,27 @@ struct RouteConfig {
   int64_t max_body_bytes = 8 << 20;  // a larger request body is refused with 413
   bool forward_authorization = false;  // pass the client's Authorization header to backends
   int64_t drain_timeout_ms = 30'000;   // SIGTERM: how long in-flight requests may finish
+  // Spawned workers (`--spawn`, `--model`, flags after `--`, `--worker-log-dir`; config
+  // section "workers": {"model", "engine_args", "log_dir", "health_timeout_ms"}).
+  std::string model;
+  std::vector<std::string> engine_args;
+  std::string worker_log_dir;             // "": worker output goes to stderr, prefixed
+  int64_t worker_health_timeout_ms = 120'000;
 };
 
 // The JSON tree's shape (every key optional; an unknown key anywhere is INVALID_ARGUMENT
 // naming its path, as is a value of the wrong type or out of range):
 //   {"listen": {"host", "port"}, "backends": [{"url", "pool", "weight"}],
-//    "pools": {"NAME": {"policy", "models": [..]}}, "policy_options": {...}, "health": {...},
+//    "pools": {"NAME": {"policy", "models": [..], "spawn", "model", "engine_args": [..]}},
+//    "workers": {"model", "engine_args": [..], "log_dir", "health_timeout_ms"},
+//    "policy_options": {...}, "health": {...},
 //    "breaker": {...}, "ejection": {...}, "retry": {...}, "timeouts": {...},
 //    "max_body_bytes", "forward_authorization", "drain_timeout_ms"}
 // Keys inside the sections are the field names above. Values are applied over `base`, so
 // flags can be layered on top of a file (or a file on top of defaults).
 StatusOr<RouteConfig> RouteConfigFromJson(const nlohmann::json& tree, RouteConfig base = {});
-// Reads and parses a JSON file; errors name the file.
+// Reads and parses a config file: *.json as JSON, anything else (*.yaml, *.yml) as YAML
+// (router/config_yaml/); errors name the file.
 StatusOr<RouteConfig> LoadRouteConfigFile(const std::string& path, RouteConfig base = {});
 // Checks the whole (pools named by backends exist, at least one backend, ...).
 Status ValidateRouteConfig(const RouteConfig& config);
