@@ -48,6 +48,14 @@ std::vector<std::string> BorrowPolicy::PoolsFor(Tier tier) {
   return pools;
 }
 
+std::vector<std::string> BorrowPolicy::PoolNames() const {
+  std::vector<std::string> names;
+  for (const std::string& pool : options_.pools) {
+    if (std::find(names.begin(), names.end(), pool) == names.end()) names.push_back(pool);
+  }
+  return names;
+}
+
 bool BorrowPolicy::NeedsCapacity(Tier tier) {
   std::lock_guard<std::mutex> lock(mu_);
   MaybeEvaluateLocked();

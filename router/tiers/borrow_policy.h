@@ -47,6 +47,9 @@ class BorrowPolicy {
   // Some tier whose own pool this is is borrowing (what an autoscaler reads per pool).
   bool NeedsCapacity(std::string_view pool);
 
+  // Every pool named, once each, in tier order.
+  std::vector<std::string> PoolNames() const;
+
   struct TierState {
     bool borrowing = false;
     std::optional<double> p95_ms;  // at the last evaluation; nullopt when there were no samples
