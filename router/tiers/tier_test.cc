@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "api/chat_request.h"
+#include "api/completion_request.h"
+#include "api/generation_params.h"
+
 namespace surge::router {
 namespace {
 
@@ -80,6 +84,24 @@ TEST(TierTest, ForwardsTheTierOnlyWhenTheBodyHasNoPriority) {
   EXPECT_EQ(null_body["priority"], "batch");
   json not_object = json::array();
   EXPECT_FALSE(ForwardTier(Tier::kBatch, &not_object));
+}
+
+// What the router forwards parses, with the engine's own request parser, to the priority
+// the engine schedules by -- and the engine's tier for it is the router's.
+TEST(TierTest, TheEngineReadsTheForwardedTier) {
+  for (Tier tier : kAllTiers) {
+    json completion = {{"model", "m"}, {"prompt", "hi"}, {"max_tokens", 4}};
+    ASSERT_TRUE(ForwardTier(tier, &completion));
+    api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(completion.dump());
+    ASSERT_TRUE(parsed.ok()) << parsed.error().status.ToString();
+    EXPECT_STREQ(api::PriorityTier(parsed->params.priority), TierName(tier));
+    json chat = {{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+    ASSERT_TRUE(ForwardTier(tier, &chat));
+    api::ApiResult<api::ChatCompletionRequest> chat_parsed = api::ParseChatCompletionRequest(chat.dump());
+    ASSERT_TRUE(chat_parsed.ok()) << chat_parsed.error().status.ToString();
+    EXPECT_STREQ(api::PriorityTier(chat_parsed->params.priority), TierName(tier));
+  }
+  EXPECT_EQ(api::ParsePriority(TierName(Tier::kRealtime)), api::kRealtimePriority);
 }
 
 }  // namespace
