@@ -15,6 +15,18 @@ LimitReport Report(const TokenBucket& bucket) {
           bucket.MsUntil(static_cast<double>(bucket.capacity()))};
 }
 
+// Names the limit at fault (requests first: it is the one a client can act on soonest).
+std::string RefusalMessage(const ApiKeyInfo& key, bool requests_at_fault, int64_t estimated_tokens,
+                           int64_t retry_after_s) {
+  const std::string limit =
+      requests_at_fault
+          ? "requests per minute (" + std::to_string(key.limits.requests_per_minute) + ")"
+          : "tokens per minute (" + std::to_string(key.limits.tokens_per_minute) + "; this request needs ~" +
+                std::to_string(estimated_tokens) + ")";
+  return "Rate limit reached for tenant " + key.tenant + " on " + limit + ". Please try again in " +
+         std::to_string(retry_after_s) + "s.";
+}
+
 int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
 
 }  // namespace
@@ -77,11 +89,7 @@ RateLimitDecision RateLimiter::Acquire(const ApiKeyInfo* key, int64_t estimated_
     decision.reserved_tokens = buckets.tokens ? estimated_tokens : 0;
   } else {
     decision.retry_after_s = CeilSeconds(std::max(wait_requests_ms, wait_tokens_ms));
-    decision.message = std::string("Rate limit reached for tenant ") + key->tenant + " on " +
-                       (wait_requests_ms > 0 ? "requests per minute (" + std::to_string(key->limits.requests_per_minute) + ")"
-                                             : "tokens per minute (" + std::to_string(key->limits.tokens_per_minute) +
-                                                   "; this request needs ~" + std::to_string(estimated_tokens) + ")") +
-                       ". Please try again in " + std::to_string(decision.retry_after_s) + "s.";
+    decision.message = RefusalMessage(*key, wait_requests_ms > 0, estimated_tokens, decision.retry_after_s);
   }
   if (buckets.requests) decision.requests = Report(*buckets.requests);
   if (buckets.tokens) decision.tokens = Report(*buckets.tokens);
