@@ -56,6 +56,9 @@ Tier TierOfPriority(int32_t priority) {
 
 api::ApiResult<Tier> ResolveTier(std::string_view header, const nlohmann::json& body,
                                  std::optional<Tier> key_default) {
+  // HTTP allows whitespace around a field value; a parser may leave it.
+  while (!header.empty() && (header.front() == ' ' || header.front() == '\t')) header.remove_prefix(1);
+  while (!header.empty() && (header.back() == ' ' || header.back() == '\t')) header.remove_suffix(1);
   if (!header.empty()) {
     const std::optional<int32_t> parsed = api::ParsePriority(header);
     if (!parsed) return BadPriority(std::string("header ") + kPriorityHeader);

@@ -39,6 +39,8 @@ TEST(TierTest, HeaderThenBodyThenKeyThenNormal) {
   const json body = {{"priority", "batch"}};
   EXPECT_EQ(Resolve("realtime", body, Tier::kNormal), Tier::kRealtime);
   EXPECT_EQ(Resolve("5", json::object(), Tier::kRealtime), Tier::kBatch);
+  EXPECT_EQ(Resolve(" batch\t", json::object()), Tier::kBatch);
+  EXPECT_EQ(Resolve("  ", body), Tier::kBatch);  // blank: as if absent
   EXPECT_EQ(Resolve("", body, Tier::kRealtime), Tier::kBatch);
   EXPECT_EQ(Resolve("", json::object(), Tier::kRealtime), Tier::kRealtime);
   EXPECT_EQ(Resolve("", json{{"priority", nullptr}}, Tier::kBatch), Tier::kBatch);
