@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -157,6 +160,29 @@ TEST(RateLimiterTest, KeysAreApartAndUnlimitedOnesCarryNoHeaders) {
   const RateLimitDecision open = limiter.Acquire(nullptr, 5);
   EXPECT_TRUE(open.allowed);
   EXPECT_TRUE(RateLimitHeaders(open).empty());
+}
+
+// Threads racing on one key's buckets admit exactly what the limits allow, not one more.
+TEST(RateLimiterTest, ConcurrentAcquiresNeverOvershoot) {
+  Clock clock;  // frozen: no refill during the race
+  RateLimiter limiter(clock.Fn());
+  const ApiKeyInfo key = Key(600, 10000);
+  std::atomic<int> num_allowed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) {
+        const RateLimitDecision decision = limiter.Acquire(&key, 10);
+        if (decision.allowed) {
+          ++num_allowed;
+          limiter.Settle(decision, 10);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(num_allowed.load(), 600);  // requests/min binds first: 600 x 10 tokens < 10000
+  EXPECT_EQ(limiter.Acquire(&key, 0).tokens->remaining, 10000 - 6000);  // a refusal still reports
 }
 
 }  // namespace
