@@ -64,7 +64,9 @@ api::ErrorReply RateLimitErrorReply(const RateLimitDecision& decision);
 // "20ms", "1s", "1.5s", "6m0s": the duration format OpenAI's reset headers use.
 std::string FormatResetDuration(int64_t ms);
 
-// Thread-safe: one lock around the buckets, held for a few arithmetic operations.
+// Thread-safe: one lock around the buckets, held for a few arithmetic operations. Buckets
+// are filed by ApiKeyInfo::id and made with the limits of first use: one limiter per
+// ApiKeyStore (a reloaded store gets a new limiter).
 class RateLimiter {
  public:
   explicit RateLimiter(std::function<int64_t()> now_ms);  // monotonic ms; injected for tests
