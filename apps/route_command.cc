@@ -13,6 +13,7 @@
 
 #include "apps/commands.h"
 #include "base/flags.h"
+#include "router/backend_set.h"
 #include "router/gateway.h"
 #include "router/policy.h"
 #include "router/route_config.h"
