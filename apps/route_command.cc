@@ -83,6 +83,8 @@ constexpr MappedFlag kMapped[] = {
      "spawned workers' output to DIR/NAME.log (default: this stderr, prefixed)"},
     {"worker-health-timeout-ms", "workers", "health_timeout_ms", MappedFlag::kInt,
      "a spawned worker slower than this to answer /health is restarted (default 120000)"},
+    {"api-keys", "", "api_keys", MappedFlag::kString,
+     "API keys file (JSON; router/auth/README.md), merged with $SURGE_ROUTE_API_KEYS; none: open"},
     {"max-body-bytes", "", "max_body_bytes", MappedFlag::kInt, "larger request bodies get 413 (default 8388608)"},
     {"forward-authorization", "", "forward_authorization", MappedFlag::kBool, "pass Authorization to the backends"},
     {"drain-timeout-ms", "", "drain_timeout_ms", MappedFlag::kInt, "on SIGTERM, how long requests may finish (default 30000)"},
@@ -95,6 +97,7 @@ struct RouteFlags {
   std::vector<std::string> pools;     // --pool, repeatable
   std::vector<std::string> engine_args;  // after `--`: flags for every spawned worker
   int64_t spawn = 0;
+  std::string tiers;  // --tiers P1,P2,P3
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -137,6 +140,9 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
     return names;
   }() + " (default least-load)");
   parser.AddString("config", &f.config_file, "a config file, JSON or YAML (README.md: surge route); flags override it");
+  parser.AddString("tiers", &f.tiers,
+                   "REALTIME_POOL,NORMAL_POOL,BATCH_POOL: priority tiers on, each tier's own pool (borrowing,"
+                   " weighted queues; more keys in the config's tiers section)");
   parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
@@ -184,6 +190,20 @@ Status BuildConfig(const FlagParser& parser, const RouteFlags& f, bool forward_a
   if (parser.seen("policy")) config->pools[router::kDefaultPool].policy = f.policy;
   if (parser.seen("spawn")) config->pools[router::kDefaultPool].spawn = f.spawn;
   if (!f.engine_args.empty()) config->engine_args = f.engine_args;
+  if (parser.seen("tiers")) {
+    std::vector<std::string> pools;
+    for (size_t start = 0;;) {
+      const size_t comma = f.tiers.find(',', start);
+      pools.push_back(f.tiers.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (pools.size() != 3) return InvalidArgumentError("--tiers wants three pools: REALTIME,NORMAL,BATCH");
+    Json tree{{"tiers", {{"pools", {{"realtime", pools[0]}, {"normal", pools[1]}, {"batch", pools[2]}}}}}};
+    StatusOr<router::RouteConfig> applied = router::RouteConfigFromJson(tree, *config);
+    if (!applied.ok()) return applied.status().WithContext("--tiers");
+    *config = std::move(applied).value();
+  }
   for (const std::string& spec : f.backends) {
     StatusOr<router::BackendConfig> backend = router::ParseBackendSpec(spec);
     if (!backend.ok()) return backend.status();

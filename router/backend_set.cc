@@ -147,6 +147,15 @@ std::vector<std::shared_ptr<Backend>> BackendSet::Snapshot() const {
   return all;
 }
 
+int BackendSet::NumRoutableInPool(std::string_view pool_name, int64_t now_ms) const {
+  const Pool* pool = FindPool(pool_name);
+  if (pool == nullptr) return 0;
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  int num = 0;
+  for (const auto& backend : pool->backends) num += backend->IsRoutable(now_ms) ? 1 : 0;
+  return num;
+}
+
 int BackendSet::NumRoutable(int64_t now_ms) const {
   int num = 0;
   for (const auto& backend : Snapshot()) num += backend->IsRoutable(now_ms) ? 1 : 0;

@@ -44,6 +44,7 @@ class BackendSet {
 
   std::vector<std::shared_ptr<Backend>> Snapshot() const;  // every current backend
   int NumRoutable(int64_t now_ms) const;
+  int NumRoutableInPool(std::string_view pool, int64_t now_ms) const;  // 0 for an unknown pool
 
  private:
   struct Pool {

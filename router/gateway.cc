@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "obs/metrics.h"
@@ -10,6 +12,7 @@
 #include "router/delay_queue.h"
 #include "router/models_route.h"
 #include "router/proxy.h"
+#include "router/request_gate.h"
 #include "router/router_metrics.h"
 
 namespace surge::router {
@@ -24,11 +27,18 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   if (!backends.ok()) return backends.status();
   gateway->backends_ = std::move(backends).value();
   gateway->metrics_ = std::make_unique<RouterMetrics>();
+  StatusOr<ApiKeyStore> keys = ApiKeyStore::Load(c.api_keys_file, std::getenv(kApiKeysEnv));
+  if (!keys.ok()) return keys.status();
+  StatusOr<std::unique_ptr<RequestGate>> gate =
+      RequestGate::Create(c, std::move(keys).value(), &gateway->metrics_->registry());
+  if (!gate.ok()) return gate.status();
+  gateway->gate_ = std::move(gate).value();
   gateway->client_ = std::make_unique<net::HttpClient>(net::HttpClientOptions{.connect_timeout_ms = c.timeouts.connect_ms});
   BackendSet* set = gateway->backends_.get();
   gateway->monitor_ = std::make_unique<BackendMonitor>(c.health, *gateway->client_, [set] { return set->Snapshot(); });
   gateway->delays_ = std::make_unique<DelayQueue>();
-  gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_, *gateway->delays_});
+  gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_,
+                                           *gateway->delays_, *gateway->gate_});
   net::HttpServerOptions server_options;
   server_options.host = c.host;
   server_options.port = static_cast<uint16_t>(c.port);
@@ -60,8 +70,10 @@ void Gateway::RegisterRoutes() {
     writer->SendJson(num_routable > 0 ? 200 : 503, body.dump());
   });
   RouterMetrics* metrics = metrics_.get();
-  server_->Route("GET", "/metrics", [set, metrics](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+  RequestGate* gate = gate_.get();
+  server_->Route("GET", "/metrics", [set, metrics, gate](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
     std::vector<std::shared_ptr<Backend>> backends = set->Snapshot();
+    gate->RefreshMetrics();
     writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}},
                  metrics->Expose(backends, SteadyNowMs()));
   });

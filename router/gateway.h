@@ -22,6 +22,7 @@ namespace surge::router {
 class BackendMonitor;
 class BackendSet;
 class DelayQueue;
+class RequestGate;
 class RouterMetrics;
 struct ProxyContext;
 
@@ -59,6 +60,7 @@ class Gateway {
   // retries still waiting (they see `stopping` and answer 503), then what they borrow.
   std::unique_ptr<BackendSet> backends_;
   std::unique_ptr<RouterMetrics> metrics_;
+  std::unique_ptr<RequestGate> gate_;
   std::unique_ptr<BackendMonitor> monitor_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<ProxyContext> context_;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "net/sse.h"
+#include "router/auth/token_estimate.h"
 #include "router/forward_headers.h"
 
 namespace surge::router {
@@ -18,6 +19,11 @@ using Json = nlohmann::json;
 constexpr size_t kMaxBufferedBytes = 256 << 20;  // a non-streamed response body
 
 bool IsRetryableStatus(int status) { return status == 429 || status >= 500; }
+
+// Paths that generate tokens: charged max_tokens by the limiter, timed for TTFT.
+bool IsGenerationPath(std::string_view path) {
+  return path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/responses";
+}
 
 bool IsEventStream(const net::HttpResponse& head) {
   const std::string* type = head.headers.Find("content-type");
@@ -49,10 +55,64 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     writer_->OnClose([weak = weak_from_this()] {
       if (auto self = weak.lock()) self->OnClientClosed();
     });
+    if (!PassGate()) return;
     Attempt();
   }
 
  private:
+  // Keys, limits, tier and admission (RequestGate); false when the request is answered
+  // (refused) or waits in its tier's queue (OnAdmitted continues it).
+  bool PassGate() {
+    start_ms_ = SteadyNowMs();
+    generates_ = request_.method == "POST" && IsGenerationPath(request_.path);
+    bool body_changed = false;
+    if (auto refusal = ctx_.gate.Check(request_, &body_, generates_, &pass_, &body_changed)) {
+      Refuse(*refusal);
+      return false;
+    }
+    if (body_changed) {
+      request_.body = body_.dump();
+      route_request_.raw_body = request_.body;
+    }
+    auto self = shared_from_this();
+    RequestGate::Admission admission;
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // OnAdmitted waits until ticket_ and pool_ are set
+      admission = ctx_.gate.Admit(pass_.tier, pool_, ctx_.backends, [self](TicketId) {
+        self->ctx_.delays.After(0, [self] { self->OnAdmitted(); });
+      });
+      pool_ = admission.pool;
+      ticket_ = admission.ticket;
+      queued_ = !admission.refusal && !admission.admitted;
+    }
+    if (admission.refusal) {
+      Refuse(*admission.refusal);
+      return false;
+    }
+    return admission.admitted;
+  }
+
+  void OnAdmitted() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queued_ = false;
+    }
+    Attempt();
+  }
+
+  void Refuse(const GateRefusal& refusal) {
+    net::HttpHeaders headers = refusal.headers;
+    headers.Set("x-request-id", request_id_);
+    writer_->Send(refusal.status, std::move(headers), refusal.body);
+    Count("none", refusal.status);
+  }
+
+  // Adds the gate's headers (x-ratelimit-*) to a response's.
+  net::HttpHeaders WithGateHeaders(net::HttpHeaders headers) const {
+    for (const auto& [name, value] : pass_.headers) headers.Set(name, value);
+    return headers;
+  }
+
   void ParseBody() {
     const size_t first = request_.body.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && request_.body[first] == '{') {
@@ -119,11 +179,14 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       return;
     }
     streaming_ = true;  // from here on the client has bytes: no retry
-    writer_->StartStream(200, ClientResponseHeaders(head.headers, backend_->url(), request_id_));
+    writer_->StartStream(200, WithGateHeaders(ClientResponseHeaders(head.headers, backend_->url(), request_id_)));
   }
 
   bool OnData(std::string_view data) {
-    if (streaming_) return writer_->Write(data);  // false: the client left, cancel
+    if (streaming_) {
+      if (ttft_ms_ < 0) ttft_ms_ = static_cast<double>(SteadyNowMs() - start_ms_);
+      return writer_->Write(data);  // false: the client left, cancel
+    }
     if (buffered_.size() + data.size() > kMaxBufferedBytes) return false;
     buffered_.append(data);
     return true;
@@ -140,7 +203,12 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     const int status = result.status.ok() ? result.response.status : 0;
     if (result.status.ok() && !IsRetryableStatus(status)) {
       backend_->OnAttemptEnd(AttemptOutcome::kSuccess, now_ms);
-      writer_->Send(status, ClientResponseHeaders(head_.headers, backend_->url(), request_id_), std::move(buffered_));
+      if (status == 200) {
+        ttft_ms_ = static_cast<double>(now_ms - start_ms_);  // a whole answer's first token is its last
+        if (pass_.limit.reserved_tokens > 0) used_tokens_ = UsedTokens(buffered_);
+      }
+      writer_->Send(status, WithGateHeaders(ClientResponseHeaders(head_.headers, backend_->url(), request_id_)),
+                    std::move(buffered_));
       return Count(backend_->url(), status);
     }
     // 429 is the engine protecting itself, not failing: no breaker strike.
@@ -181,7 +249,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   // Retries are over (or no other backend is left): the last failure goes to the client.
   void FinishAfterFailure() {
     if (last_response_status_ != 0) {  // the backend's own 5xx / 429, passed on as it is
-      writer_->Send(last_response_status_, ClientResponseHeaders(head_.headers, backend_->url(), request_id_),
+      writer_->Send(last_response_status_,
+                    WithGateHeaders(ClientResponseHeaders(head_.headers, backend_->url(), request_id_)),
                     std::move(buffered_));
       return Count(backend_->url(), last_response_status_);
     }
@@ -198,22 +267,49 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   void FinishWithError(int status, const std::string& message) {
     net::HttpHeaders headers{{"content-type", "application/json"}, {"x-request-id", request_id_}};
     if (backend_ != nullptr) headers.Set("x-surge-backend", backend_->url());
-    writer_->Send(status, std::move(headers), net::ErrorJson(status, message));
+    writer_->Send(status, WithGateHeaders(std::move(headers)), net::ErrorJson(status, message));
     Count(backend_ != nullptr ? backend_->url() : "none", status);
   }
 
+  // Every request ends here exactly once: counted, and its gate state given back.
   void Count(std::string_view backend, int status) {
     ctx_.metrics.CountRequest(backend, pool_, ctx_.backends.PolicyName(pool_), status);
+    // Tokens: what the usage said; a failure the engine did not run costs none; a stream
+    // (no usage parsed) keeps its estimate.
+    int64_t tokens = used_tokens_ >= 0 ? used_tokens_ : pass_.limit.reserved_tokens;
+    if (status != 200 && !streaming_) tokens = 0;
+    TicketId ticket;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ticket = ticket_;
+      ticket_ = 0;
+    }
+    ctx_.gate.Finish(pass_, pool_, ticket, tokens, generates_ && status == 200 ? ttft_ms_ : -1);
+  }
+
+  static int64_t UsedTokens(const std::string& body) {
+    Json response = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (response.is_discarded()) return -1;
+    std::optional<int64_t> total = UsageTotalTokens(response);
+    return total ? *total : -1;
   }
 
   void OnClientClosed() {
     if (!writer_->disconnected()) return;  // the response was written: nothing to stop
     net::RequestId id;
+    bool was_queued = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       client_gone_ = true;
       id = attempt_id_;
+      // Still in its tier's queue: take it out (no slot to give back). A false Cancel means
+      // the slot was granted meanwhile: OnAdmitted runs, sees the client gone and counts 499.
+      if (queued_ && ctx_.gate.Cancel(pool_, ticket_)) {
+        was_queued = true;
+        ticket_ = 0;
+      }
     }
+    if (was_queued) return Count("none", 499);
     if (id != net::RequestId{}) ctx_.client.Cancel(id);
   }
 
@@ -236,9 +332,18 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   Status last_status_;
   int last_response_status_ = 0;
 
+  // The gate's decision and what it is told at the end.
+  GatePass pass_;
+  bool generates_ = false;
+  int64_t start_ms_ = 0;
+  double ttft_ms_ = -1;       // first byte to the client (streams), whole answer (others)
+  int64_t used_tokens_ = -1;  // usage of a buffered answer, when a token limit wants it
+
   std::mutex mu_;
   net::RequestId attempt_id_{};  // guarded by mu_
   bool client_gone_ = false;     // guarded by mu_
+  TicketId ticket_ = 0;          // guarded by mu_: the tier admission slot (0: none)
+  bool queued_ = false;          // guarded by mu_: waiting in its tier's queue
 };
 
 }  // namespace

@@ -235,6 +235,11 @@ StatusOr<RouteConfig> RouteConfigFromJson(const Json& tree, RouteConfig base) {
   top.Nested("backends", [&](const Json& t, const std::string& p) { return ParseBackends(t, p, &config); });
   top.Nested("pools", [&](const Json& t, const std::string& p) { return ParsePools(t, p, &config); });
   top.Nested("workers", [&](const Json& t, const std::string& p) { return ParseWorkers(t, p, &config); });
+  top.Nested("tiers", [&](const Json& t, const std::string& p) {
+    if (!config.tiers) config.tiers.emplace();
+    return ParseTiersConfig(t, p, &*config.tiers);
+  });
+  top.String("api_keys", &config.api_keys_file);
   top.Int("max_body_bytes", &config.max_body_bytes, 1);
   top.Bool("forward_authorization", &config.forward_authorization);
   top.Int("drain_timeout_ms", &config.drain_timeout_ms, 0);

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "router/tiers/tiers_config.h"
 
 namespace surge::router {
 
@@ -102,6 +104,10 @@ struct RouteConfig {
   std::string model;
   std::vector<std::string> engine_args;
   std::string worker_log_dir;             // "": worker output goes to stderr, prefixed
+  // API keys (router/auth/README.md): a JSON file, merged with $SURGE_ROUTE_API_KEYS; none = open.
+  std::string api_keys_file;
+  // Priority tiers (router/tiers/README.md): off unless the "tiers" section or --tiers is given.
+  std::optional<TiersConfig> tiers;
   int64_t worker_health_timeout_ms = 120'000;
 };
 
@@ -110,6 +116,7 @@ struct RouteConfig {
 //   {"listen": {"host", "port"}, "backends": [{"url", "pool", "weight"}],
 //    "pools": {"NAME": {"policy", "models": [..], "spawn", "model", "engine_args": [..]}},
 //    "workers": {"model", "engine_args": [..], "log_dir", "health_timeout_ms"},
+//    "tiers": {...} (router/tiers/README.md), "api_keys": FILE,
 //    "policy_options": {...}, "health": {...},
 //    "breaker": {...}, "ejection": {...}, "retry": {...}, "timeouts": {...},
 //    "max_body_bytes", "forward_authorization", "drain_timeout_ms"}

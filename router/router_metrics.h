@@ -33,6 +33,8 @@ class RouterMetrics {
 
   // Sets the per-backend gauges from `backends` (removed ones read 0) and renders all.
   std::string Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms);
+  // For other parts' families (the tiers'), rendered by Expose with these.
+  obs::Registry& registry() { return registry_; }
 
  private:
   obs::Registry registry_;
