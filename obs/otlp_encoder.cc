@@ -49,10 +49,19 @@ std::string_view BytesOf(const std::array<uint8_t, N>& id) {
   return {reinterpret_cast<const char*>(id.data()), N};
 }
 
-// AnyValue: 1 string_value, 2 bool_value, 3 int_value, 4 double_value.
+// AnyValue: 1 string_value, 2 bool_value, 3 int_value, 4 double_value, 5 array_value
+// (ArrayValue: 1 values).
 std::string EncodeAnyValue(const AttributeValue& value) {
   std::string out;
-  if (const auto* text = std::get_if<std::string>(&value)) {
+  if (const auto* texts = std::get_if<std::vector<std::string>>(&value)) {
+    std::string array;
+    for (const std::string& text : *texts) {
+      std::string element;
+      AppendString(1, text, &element);
+      AppendBytes(1, element, &array);
+    }
+    AppendBytes(5, array, &out);
+  } else if (const auto* text = std::get_if<std::string>(&value)) {
     AppendString(1, *text, &out);
   } else if (const auto* flag = std::get_if<bool>(&value)) {
     AppendTag(2, kVarint, &out);
@@ -149,7 +158,15 @@ void AppendJsonDouble(double value, std::string* out) {
 }
 
 void AppendJsonAnyValue(const AttributeValue& value, std::string* out) {
-  if (const auto* text = std::get_if<std::string>(&value)) {
+  if (const auto* texts = std::get_if<std::vector<std::string>>(&value)) {
+    *out += "{\"arrayValue\":{\"values\":[";
+    for (size_t i = 0; i < texts->size(); ++i) {
+      *out += i > 0 ? ",{\"stringValue\":" : "{\"stringValue\":";
+      AppendJsonString((*texts)[i], out);
+      out->push_back('}');
+    }
+    *out += "]}";
+  } else if (const auto* text = std::get_if<std::string>(&value)) {
     *out += "{\"stringValue\":";
     AppendJsonString(*text, out);
   } else if (const auto* flag = std::get_if<bool>(&value)) {

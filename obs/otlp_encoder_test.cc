@@ -64,6 +64,7 @@ TEST(OtlpProtobufTest, ParentStateStatusAndValueTypes) {
   span.Set("neg", int64_t{-1});
   span.Set("d", 0.5);
   span.Set("b", true);
+  span.Set("a", std::vector<std::string>{"x", "y"});
   span.status_code = SpanStatusCode::kError;
   span.status_message = "no";
   const SpanData spans[] = {span};
@@ -75,6 +76,8 @@ TEST(OtlpProtobufTest, ParentStateStatusAndValueTypes) {
   EXPECT_TRUE(has(Bytes({0x12, 0x0b, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})));
   EXPECT_TRUE(has(Bytes({0x12, 0x09, 0x21, 0, 0, 0, 0, 0, 0, 0xe0, 0x3f})));  // double_value 0.5
   EXPECT_TRUE(has(Bytes({0x12, 0x02, 0x10, 0x01})));                           // bool_value true
+  // array_value{values: [{string_value "x"}, {string_value "y"}]}
+  EXPECT_TRUE(has(Bytes({0x12, 0x0c, 0x2a, 0x0a, 0x0a, 0x03, 0x0a, 0x01, 'x', 0x0a, 0x03, 0x0a, 0x01, 'y'})));
   EXPECT_TRUE(has(Bytes({0x7a, 0x06, 0x12, 0x02}) + "no" + Bytes({0x18, 0x02})));  // 15 status
   EXPECT_TRUE(has(Bytes({0x85, 0x01, 0x01, 0x03, 0x00, 0x00})));              // flags: IS_REMOTE too
 }
@@ -86,6 +89,7 @@ TEST(OtlpJsonTest, ShapeFollowsTheOtlpJsonMapping) {
   span.Set("text", "say \"hi\"\n");
   span.Set("ratio", 0.25);
   span.Set("ok", false);
+  span.Set("reasons", std::vector<std::string>{"stop", "length"});
   const SpanData spans[] = {span};
   const nlohmann::json json = nlohmann::json::parse(EncodeOtlpJson({"svc", "scope", "1.0"}, spans));
   const nlohmann::json& resource_spans = json.at("resourceSpans").at(0);
@@ -102,7 +106,9 @@ TEST(OtlpJsonTest, ShapeFollowsTheOtlpJsonMapping) {
   EXPECT_EQ(out.at("endTimeUnixNano"), "2");
   EXPECT_EQ(out.at("flags"), 0x101);
   const nlohmann::json& attributes = out.at("attributes");
-  ASSERT_EQ(attributes.size(), 4u);
+  ASSERT_EQ(attributes.size(), 5u);
+  EXPECT_EQ(attributes[4].at("value"),
+            nlohmann::json::parse(R"({"arrayValue":{"values":[{"stringValue":"stop"},{"stringValue":"length"}]}})"));
   EXPECT_EQ(attributes[0].at("value"), nlohmann::json::parse(R"({"intValue":"1"})"));
   EXPECT_EQ(attributes[1].at("value").at("stringValue"), "say \"hi\"\n");
   EXPECT_EQ(attributes[2].at("value").at("doubleValue"), 0.25);

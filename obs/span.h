@@ -18,7 +18,9 @@ enum class SpanKind { kUnspecified = 0, kInternal = 1, kServer = 2, kClient = 3,
 // Values as OTLP's Status.StatusCode numbers them.
 enum class SpanStatusCode { kUnset = 0, kOk = 1, kError = 2 };
 
-using AttributeValue = std::variant<std::string, int64_t, double, bool>;
+// The OTLP AnyValue kinds surge sets: string, int, double, bool, and string arrays
+// (gen_ai.response.finish_reasons).
+using AttributeValue = std::variant<std::string, int64_t, double, bool, std::vector<std::string>>;
 
 struct Attribute {
   std::string key;
@@ -47,6 +49,7 @@ struct SpanData {
   void Set(std::string key, int value) { Set(std::move(key), static_cast<int64_t>(value)); }
   void Set(std::string key, double value) { attributes.push_back({std::move(key), value}); }
   void Set(std::string key, bool value) { attributes.push_back({std::move(key), value}); }
+  void Set(std::string key, std::vector<std::string> value) { attributes.push_back({std::move(key), std::move(value)}); }
 };
 
 }  // namespace surge::obs
