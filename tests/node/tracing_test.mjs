@@ -303,4 +303,30 @@ describe('collector down', () => {
       assert.equal(await stopServer(server.proc), 0);
     }
   });
+
+  test('a collector that never answers does not slow requests down', async () => {
+    const sockets = [];
+    const hanging = createServer(() => {});  // reads the POST, never answers
+    hanging.on('connection', (socket) => sockets.push(socket));
+    await new Promise((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${hanging.address().port}/v1/traces`;
+    const server = await startServer(SURGE, ['--otlp-endpoint', url]);
+    try {
+      // The first batch goes out 1 s after the first span and then hangs in its POST (5 s
+      // timeout): requests made meanwhile must take their usual few milliseconds.
+      const first = await completion(server.baseUrl);
+      assert.equal(first.status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 1300));
+      assert.ok(sockets.length >= 1, 'the exporter is waiting on the collector');
+      for (let i = 0; i < 5; ++i) {
+        const result = await completion(server.baseUrl);
+        assert.equal(result.status, 200);
+        assert.ok(result.e2eMs < 1000, `request ${i} took ${result.e2eMs} ms`);
+      }
+    } finally {
+      assert.equal(await stopServer(server.proc), 0);
+      for (const socket of sockets) socket.destroy();
+      hanging.close();
+    }
+  });
 });
