@@ -234,6 +234,30 @@ describe('OTLP/HTTP protobuf', () => {
     assert.equal(root.attributes['gen_ai.usage.output_tokens'], result.body.usage.completion_tokens);
   });
 
+  test('embeddings get a server span with queue_wait and prefill', async () => {
+    const parent = newTraceparent();
+    const start = performance.now();
+    const response = await fetch(`${server.baseUrl}/v1/embeddings`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', traceparent: parent.header },
+      body: JSON.stringify({ model: MODEL, input: ['Once upon a time', 'The cat sat'] }),
+    });
+    const body = await response.json();
+    const e2eMs = performance.now() - start;
+    assert.equal(response.status, 200);
+    await waitFor(() => spansOf(receiver, parent.traceId).length === 3, 'the embedding trace');
+    const spans = spansOf(receiver, parent.traceId);
+    const root = spans.find((span) => span.kind === 2);
+    assert.equal(root.name, 'POST /v1/embeddings');
+    assert.equal(root.parentSpanId, parent.spanId);
+    assert.ok(ms(root.end - root.start) <= e2eMs + SLACK_MS);
+    assert.equal(root.attributes['gen_ai.operation.name'], 'embeddings');
+    assert.equal(root.attributes['gen_ai.usage.input_tokens'], body.usage.prompt_tokens);
+    const [queue, prefill] = ['queue_wait', 'prefill'].map((n) => spans.find((s) => s.name === n));
+    assert.equal(queue.parentSpanId, root.spanId);
+    assert.equal(prefill.parentSpanId, root.spanId);
+    assert.ok(root.start <= queue.start && queue.end === prefill.start && prefill.end <= root.end);
+  });
+
   test('a refused request still gets its span, and /metrics counts the exports', async () => {
     const parent = newTraceparent();
     const response = await fetch(`${server.baseUrl}/v1/completions`, {
