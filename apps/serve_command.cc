@@ -16,6 +16,8 @@
 #include "apps/serve_runtime.h"
 #include "apps/weight_flags.h"
 #include "base/flags.h"
+#include "net/url.h"
+#include "obs/otlp_encoder.h"
 
 namespace surge {
 namespace {
@@ -53,6 +55,10 @@ struct ServeFlags {
   std::string allowed_origins;
   bool allowed_origins_given = false;  // so that an empty value is refused, not taken as "off"
   std::string pooling = "last";
+  std::string otlp_endpoint;
+  std::string otlp_protocol = "http/protobuf";
+  double trace_sample_ratio = 1.0;
+  std::string otlp_service_name = "surge";
   bool help = false;
 };
 
@@ -104,6 +110,14 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("pooling", &f.pooling,
                    "how /v1/embeddings pools the final hidden states (after the final norm) before L2 "
                    "normalization: last (default; the last token's, as Qwen3-Embedding) | mean (over all tokens)");
+  parser.AddString("otlp-endpoint", &f.otlp_endpoint,
+                   "trace API requests and export the spans as OTLP/HTTP to this URL, "
+                   "http://host:4318/v1/traces (default: tracing off)");
+  parser.AddString("otlp-protocol", &f.otlp_protocol, "http/protobuf (default) | http/json");
+  parser.AddDouble("trace-sample-ratio", &f.trace_sample_ratio,
+                   "fraction of new traces recorded, in [0, 1]; a client's traceparent decides for its own "
+                   "(default 1)");
+  parser.AddString("otlp-service-name", &f.otlp_service_name, "service.name of the exported spans (default surge)");
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -132,6 +146,27 @@ Status ApplyAllowedOrigins(const ServeFlags& f, ServerOptions* server) {
   StatusOr<net::CorsOptions> cors = net::ParseAllowedOrigins(list);
   if (!cors.ok()) return InvalidArgumentError("--allowed-origins: " + cors.status().message());
   server->cors = *std::move(cors);
+  return OkStatus();
+}
+
+// --otlp-endpoint turns tracing on; the other tracing flags need it.
+Status ApplyTracing(const ServeFlags& f, const FlagParser& parser, ServerOptions* server) {
+  if (f.otlp_endpoint.empty()) {
+    for (const char* flag : {"otlp-protocol", "trace-sample-ratio", "otlp-service-name"}) {
+      if (parser.seen(flag)) return InvalidArgumentError(std::string("--") + flag + " needs --otlp-endpoint");
+    }
+    return OkStatus();
+  }
+  StatusOr<obs::OtlpProtocol> protocol = obs::ParseOtlpProtocol(f.otlp_protocol);
+  if (!protocol.ok()) return InvalidArgumentError("--otlp-protocol: " + protocol.status().message());
+  if (!(f.trace_sample_ratio >= 0 && f.trace_sample_ratio <= 1)) {
+    return InvalidArgumentError("--trace-sample-ratio must be in [0, 1]");
+  }
+  if (f.otlp_service_name.empty()) return InvalidArgumentError("--otlp-service-name must not be empty");
+  if (StatusOr<net::Url> url = net::ParseUrl(f.otlp_endpoint); !url.ok()) {
+    return InvalidArgumentError("--otlp-endpoint: " + url.status().message());
+  }
+  server->tracing = {f.otlp_endpoint, *protocol, f.trace_sample_ratio, f.otlp_service_name};
   return OkStatus();
 }
 
@@ -268,6 +303,10 @@ int RunServe(const std::vector<std::string>& raw_args) {
     flags.model = positional_model;
   }
   ServeConfig config;
+  if (Status status = ApplyTracing(flags, parser, &config.server); !status.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+    return 2;
+  }
   if (Status status = ToConfig(flags, &config); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;

@@ -67,6 +67,35 @@ TEST(HttpServerTest, UnknownPathIs404AndWrongMethodIs405) {
   EXPECT_NE(wrong->body.find(R"("code":"method_not_allowed")"), std::string::npos) << wrong->body;
 }
 
+// AddHeader labels whichever head goes out, whole or streamed; status() says what it was.
+TEST(HttpServerTest, AddedHeadersGoIntoWhicheverHeadIsSent) {
+  HttpServer server;
+  server.Route("GET", "/whole", [](HttpRequest, std::shared_ptr<ResponseWriter> writer) {
+    writer->AddHeader("traceparent", "00-1-2-01");
+    EXPECT_EQ(writer->status(), 0);
+    writer->Send(503, {{"Content-Type", "text/plain"}}, "busy");
+    EXPECT_EQ(writer->status(), 503);
+  });
+  server.Route("GET", "/stream", [](HttpRequest, std::shared_ptr<ResponseWriter> writer) {
+    writer->AddHeader("X-Added", "yes");
+    writer->StartStream(200, {{"Content-Type", "text/plain"}});
+    writer->AddHeader("X-Late", "no");  // the head is out: ignored
+    writer->Write("a");
+    writer->End();
+  });
+  ASSERT_TRUE(server.Start().ok());
+  StatusOr<HttpResponse> whole = Fetch("GET", UrlFor(server, "/whole"));
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->status, 503);
+  EXPECT_EQ(whole->headers.Get("traceparent"), "00-1-2-01");
+  EXPECT_EQ(whole->headers.Get("Content-Type"), "text/plain");
+  StatusOr<HttpResponse> stream = Fetch("GET", UrlFor(server, "/stream"));
+  ASSERT_TRUE(stream.ok());
+  EXPECT_EQ(stream->headers.Get("X-Added"), "yes");
+  EXPECT_FALSE(stream->headers.Has("X-Late"));
+  EXPECT_EQ(stream->body, "a");
+}
+
 TEST(HttpServerTest, PrefixRoutesTakeTheRestOfThePath) {
   HttpServer server;
   server.Route("GET", "/v1/models", [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(200, {}, "list"); });

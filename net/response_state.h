@@ -34,6 +34,8 @@ struct ResponseState {
   bool flush_posted = false;  // a flush is on its way to the io thread
   bool ended = false;         // the response's last bytes are in `pending` (or taken)
   bool keep_alive = false;    // as announced in the response head
+  HttpHeaders added_headers;  // ResponseWriter::AddHeader: put into whichever head goes out
+  int status = 0;             // the status sent; 0 before the head
 
   // Readable without the lock, for the fast "is it over?" checks.
   std::atomic<bool> closed{false};        // no more bytes accepted

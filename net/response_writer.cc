@@ -55,6 +55,8 @@ void ResponseWriter::Send(int status, HttpHeaders headers, std::string body) {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (state_->phase != Phase::kNone || state_->closed.load()) return;
     state_->keep_alive = context.keep_alive && !connection_->draining();
+    state_->status = status;
+    for (const auto& [name, value] : state_->added_headers) headers.Add(name, value);
     std::string bytes = internal::FormatResponseHead(status, headers, BodyFraming::kContentLength,
                                                      body.size(), state_->keep_alive, context.extra_headers);
     if (!context.head_request && status != 204 && status != 304) bytes += body;  // bodiless
@@ -79,6 +81,8 @@ void ResponseWriter::StartStream(int status, HttpHeaders headers) {
     if (state_->phase != Phase::kNone || state_->closed.load()) return;
     state_->phase = Phase::kStreaming;
     state_->keep_alive = context.keep_alive && !connection_->draining();
+    state_->status = status;
+    for (const auto& [name, value] : state_->added_headers) headers.Add(name, value);
     BodyFraming framing = context.http10 ? BodyFraming::kUntilClose : BodyFraming::kChunked;
     post = Enqueue(*state_,
                    internal::FormatResponseHead(status, headers, framing, 0, state_->keep_alive,
@@ -131,6 +135,16 @@ void ResponseWriter::End() {
     post = Enqueue(*state_, chunked ? internal::kLastChunk : std::string_view(), /*last=*/true);
   }
   if (post) connection_->PostFlush(state_);
+}
+
+void ResponseWriter::AddHeader(std::string name, std::string value) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->phase == Phase::kNone) state_->added_headers.Add(std::move(name), std::move(value));
+}
+
+int ResponseWriter::status() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->status;
 }
 
 bool ResponseWriter::closed() const { return state_->closed.load(); }

@@ -46,6 +46,13 @@ class ResponseWriter {
   // Ends the stream; the connection then serves the next request (keep-alive) or closes.
   void End();
 
+  // A header for the head of whichever response goes out (Send, StartStream, an error):
+  // lets the code that sees the request (tracing's traceparent) label its answer
+  // without owning it. Ignored once the head is out.
+  void AddHeader(std::string name, std::string value);
+  // The status of the head sent; 0 before it.
+  int status() const;
+
   // True once no more bytes will be accepted: after Send or End, or when the client left.
   bool closed() const;
   // True when the client went away (or the server stopped) before the response was

@@ -45,7 +45,9 @@ void HandleHealth(ServerContext& context, Writer writer) {
 }
 
 void HandleMetrics(ServerContext& context, Writer writer) {
-  std::string text = context.metrics.Expose(context.engine.Stats());
+  std::optional<obs::SpanExporterStats> traces;
+  if (context.span_exporter) traces = context.span_exporter->stats();
+  std::string text = context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr);
   context.metrics.CountRequest("/metrics", 200);
   writer->Send(200, {{"Content-Type", std::string(obs::kPrometheusContentType)}}, std::move(text));
 }

@@ -24,6 +24,7 @@ class Embedding final : public InFlightRequest {
     for (const EngineRequest& request : requests) {
       inputs_.push_back({false, static_cast<int32_t>(request.prompt_ids.size()), {}});
     }
+    submitted_ = SteadyClock::now();
     return SubmitAll(std::move(requests), nullptr);
   }
 
@@ -32,12 +33,17 @@ class Embedding final : public InFlightRequest {
     bool done = false;
     int32_t num_tokens = 0;
     std::vector<float> embedding;  // [embedding_size] once done
+    bool queue_time_seen = false;
   };
   void OnNews() override;
   void Finish();
+  // The trace's gen_ai attributes, and its phases: queue_wait and prefill (no decode).
+  void TraceOutcome(int64_t num_tokens, SteadyClock::time_point end);
 
   const api::EmbeddingRequest request_;
   const SteadyClock::time_point arrival_;
+  SteadyClock::time_point submitted_;   // handed to the engine
+  std::optional<double> queue_time_s_;  // the first input scheduled
   std::vector<Input> inputs_;  // [num inputs], as streams_
   Status error_;               // the first engine failure
 };
@@ -49,7 +55,11 @@ void Embedding::OnNews() {
     if (input.done) continue;
     if (std::optional<RequestOutput> output = streams_[i]->Poll()) {
       if (!output->error.ok() && error_.ok()) error_ = output->error;
-      if (output->queue_time_s) context_.metrics.ObserveQueueTime(api::PriorityTier(0), *output->queue_time_s);
+      if (output->queue_time_s && !input.queue_time_seen) {
+        input.queue_time_seen = true;
+        context_.metrics.ObserveQueueTime(api::PriorityTier(0), *output->queue_time_s);
+        queue_time_s_ = std::min(*output->queue_time_s, queue_time_s_.value_or(*output->queue_time_s));
+      }
       if (!output->embedding.empty()) input.embedding = std::move(output->embedding);
       input.done = output->finished;
     }
@@ -69,7 +79,9 @@ void Embedding::Finish() {
     embeddings.push_back(request_.dimensions ? api::TruncateEmbedding(input.embedding, *request_.dimensions)
                                              : std::move(input.embedding));
   }
-  const double e2e_s = std::chrono::duration<double>(SteadyClock::now() - arrival_).count();
+  const SteadyClock::time_point now = SteadyClock::now();
+  const double e2e_s = std::chrono::duration<double>(now - arrival_).count();
+  if (trace_ && trace_->sampled()) TraceOutcome(num_tokens, now);
   context_.metrics.ObserveGeneration(0, e2e_s, num_tokens, 0);  // prompt tokens; no output tokens
   Unregister();
   if (writer_->closed()) return context_.metrics.CountRequest(kEmbeddings, 499);  // the client left first
@@ -79,6 +91,16 @@ void Embedding::Finish() {
   }
   context_.Reply(*writer_, kEmbeddings, 200,
                  api::EmbeddingResponseJson(context_.options.served_model_name, embeddings, request_.base64, num_tokens));
+}
+
+void Embedding::TraceOutcome(int64_t num_tokens, SteadyClock::time_point end) {
+  trace_->Set("gen_ai.operation.name", std::string("embeddings"));
+  trace_->Set("gen_ai.request.model", context_.options.served_model_name);
+  trace_->Set("gen_ai.usage.input_tokens", num_tokens);
+  if (queue_time_s_) trace_->Set("gen_ai.latency.time_in_queue", *queue_time_s_);
+  trace_->Set("gen_ai.latency.e2e", std::chrono::duration<double>(end - arrival_).count());
+  trace_->SetGenerationTimes({submitted_, queue_time_s_, std::nullopt, end});
+  if (!error_.ok()) trace_->SetError(error_.message());
 }
 
 // An input past the context is a 400 with OpenAI's context_length_exceeded, as prompts are.

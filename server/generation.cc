@@ -21,6 +21,8 @@ Generation::Generation(ServerContext& context, GenerationSpec spec, std::shared_
 
 Status Generation::Start(std::vector<EngineRequest> requests) {
   prompts_.resize(requests.size());
+  if (trace_ && trace_->sampled() && !requests.empty()) TraceRequest(requests[0]);
+  submitted_ = SteadyClock::now();
   if (spec_.echo) {
     for (size_t i = 0; i < requests.size(); ++i) prompts_[i].prompt_ids = requests[i].prompt_ids;
   }
@@ -63,8 +65,8 @@ void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* 
   prompt.totals.num_cached_prompt_tokens = output.num_cached_prompt_tokens;
   prompt.totals.num_completion_tokens = output.num_completion_tokens;
   prompt.done = output.finished;
-  if (output.queue_time_s && !prompt.queue_time_seen) {
-    prompt.queue_time_seen = true;
+  if (output.queue_time_s && !prompt.queue_time_s) {
+    prompt.queue_time_s = output.queue_time_s;
     context_.metrics.ObserveQueueTime(api::PriorityTier(spec_.priority), *output.queue_time_s);
   }
 }
@@ -185,10 +187,42 @@ api::Usage Generation::TotalUsage() const {
   return usage;
 }
 
+// OpenTelemetry's gen_ai conventions (as vLLM sets them), plus surge's own for the
+// prefix cache and the tier.
+void Generation::TraceRequest(const EngineRequest& first) {
+  trace_->Set("gen_ai.operation.name", std::string(spec_.endpoint == "/v1/completions" ? "text_completion" : "chat"));
+  trace_->Set("gen_ai.request.model", context_.options.served_model_name);
+  trace_->Set("gen_ai.request.max_tokens", int64_t{first.stop.max_tokens});
+  trace_->Set("gen_ai.request.temperature", static_cast<double>(first.sampling.temperature));
+  trace_->Set("gen_ai.request.top_p", static_cast<double>(first.sampling.top_p));
+  trace_->Set("gen_ai.request.n", int64_t{spec_.n});
+  trace_->Set("surge.priority_tier", std::string(api::PriorityTier(spec_.priority)));
+}
+
+void Generation::TraceOutcome(const api::Usage& usage, SteadyClock::time_point end) {
+  std::optional<double> queue_time_s;  // the first prompt scheduled starts the work
+  for (const PromptState& prompt : prompts_) {
+    if (prompt.queue_time_s) queue_time_s = std::min(*prompt.queue_time_s, queue_time_s.value_or(*prompt.queue_time_s));
+  }
+  std::vector<std::string> finish_reasons;
+  for (const ChoiceState& choice : choices_) finish_reasons.push_back(choice.finish_reason.value_or(""));
+  trace_->Set("gen_ai.response.model", context_.options.served_model_name);
+  trace_->Set("gen_ai.usage.input_tokens", int64_t{usage.prompt_tokens});
+  trace_->Set("gen_ai.usage.output_tokens", int64_t{usage.completion_tokens});
+  trace_->Set("gen_ai.response.finish_reasons", std::move(finish_reasons));
+  trace_->Set("surge.prefix_cache.hit_tokens", int64_t{usage.cached_tokens});
+  if (queue_time_s) trace_->Set("gen_ai.latency.time_in_queue", *queue_time_s);
+  if (first_token_) trace_->Set("gen_ai.latency.time_to_first_token", SecondsBetween(spec_.arrival, *first_token_));
+  trace_->Set("gen_ai.latency.e2e", SecondsBetween(spec_.arrival, end));
+  trace_->SetGenerationTimes({submitted_, queue_time_s, first_token_, end});
+  if (!error_.ok()) trace_->SetError(error_.message());
+}
+
 void Generation::Finish() {
   finished_ = true;
   const api::Usage usage = TotalUsage();
   const SteadyClock::time_point now = SteadyClock::now();
+  if (trace_ && trace_->sampled()) TraceOutcome(usage, now);
   context_.metrics.ObserveGeneration(SecondsBetween(spec_.arrival, first_token_.value_or(now)),
                                      SecondsBetween(spec_.arrival, now), usage.prompt_tokens,
                                      usage.completion_tokens, api::PriorityTier(spec_.priority));

@@ -77,7 +77,7 @@ class Generation final : public InFlightRequest {
   };
   struct PromptState {
     bool done = false;
-    bool queue_time_seen = false;
+    std::optional<double> queue_time_s;  // the engine's, once it scheduled the prompt
     RequestOutput totals;  // the latest counts (prompt, cached, completion tokens)
     // spec.echo only: the prompt, its scores so far, and whether the echo went out.
     std::vector<int32_t> prompt_ids;
@@ -99,12 +99,16 @@ class Generation final : public InFlightRequest {
   void FinishStream(const api::Usage& usage);
   void FinishWhole(const api::Usage& usage);
   api::Usage TotalUsage() const;
+  // The trace's attributes of the request (at Start) and of its outcome (at Finish).
+  void TraceRequest(const EngineRequest& first);
+  void TraceOutcome(const api::Usage& usage, SteadyClock::time_point end);
 
   const GenerationSpec spec_;
   std::vector<PromptState> prompts_;
   std::vector<ChoiceState> choices_;  // [num_prompts * n]
   Status error_;                      // the first engine failure
   std::optional<SteadyClock::time_point> first_token_;
+  SteadyClock::time_point submitted_;  // handed to the engine (the queue_wait span's start)
 };
 
 }  // namespace surge

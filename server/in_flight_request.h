@@ -14,6 +14,7 @@
 
 #include "engine/engine_client.h"
 #include "net/response_writer.h"
+#include "server/request_trace.h"
 
 namespace surge {
 
@@ -21,8 +22,10 @@ class ServerContext;
 
 class InFlightRequest : public std::enable_shared_from_this<InFlightRequest> {
  public:
+  // Made while its handler runs: it holds that request's trace (CurrentRequestTrace), so
+  // the server span ends when the request does.
   InFlightRequest(ServerContext& context, std::shared_ptr<net::ResponseWriter> writer)
-      : context_(context), writer_(std::move(writer)) {}
+      : context_(context), writer_(std::move(writer)), trace_(CurrentRequestTrace()) {}
   virtual ~InFlightRequest() = default;
 
   // Stops its engine requests; each then ends, and the request answers and unregisters.
@@ -41,6 +44,7 @@ class InFlightRequest : public std::enable_shared_from_this<InFlightRequest> {
 
   ServerContext& context_;
   const std::shared_ptr<net::ResponseWriter> writer_;
+  const std::shared_ptr<RequestTrace> trace_;  // null: not traced
   std::mutex mu_;                                        // serializes SubmitAll and OnNews
   std::vector<std::shared_ptr<RequestStream>> streams_;  // guarded by mu_; [num engine requests]
   bool finished_ = false;                                // guarded by mu_

@@ -5,8 +5,10 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "obs/otlp_http/otlp_http_sender.h"
 #include "server/in_flight_request.h"
 #include "server/kv_event_stream.h"
+#include "server/request_trace.h"
 #include "server/routes.h"
 
 namespace surge {
@@ -16,12 +18,16 @@ using WorkerHandler = std::function<void(ServerContext&, const net::HttpRequest&
 
 // Every API handler runs on a worker: the io thread only stamps the arrival time and
 // posts. A bug that throws answers 500 for that one request; the server keeps serving.
-net::Handler OnWorker(ServerContext& context, std::string endpoint, WorkerHandler handler) {
-  return [&context, endpoint = std::move(endpoint), handler = std::move(handler)](net::HttpRequest request,
-                                                                                  Writer writer) {
+// `traced`: with tracing on, the request gets a server span (server/request_trace.h),
+// current while the handler runs.
+net::Handler OnWorker(ServerContext& context, std::string endpoint, WorkerHandler handler, bool traced = false) {
+  return [&context, endpoint = std::move(endpoint), handler = std::move(handler), traced](net::HttpRequest request,
+                                                                                          Writer writer) {
     const SteadyClock::time_point arrival = SteadyClock::now();
     // By value: the task outlives this call, and net may call a copy of this handler.
-    auto task = [&context, endpoint, handler, request = std::move(request), writer, arrival] {
+    auto task = [&context, endpoint, handler, request = std::move(request), writer, arrival, traced] {
+      const obs::Tracer* tracer = traced ? context.tracer.get() : nullptr;
+      ScopedRequestTrace trace(RequestTrace::Start(tracer, request, endpoint, arrival, writer));
       try {
         handler(context, request, writer, arrival);
       } catch (const std::exception& e) {
@@ -35,6 +41,23 @@ net::Handler OnWorker(ServerContext& context, std::string endpoint, WorkerHandle
   };
 }
 
+// --otlp-endpoint given: the exporter's thread starts, and API requests get traced.
+Status StartTracing(ServerContext& context) {
+  const TracingOptions& tracing = context.options.tracing;
+  if (tracing.otlp_endpoint.empty()) return OkStatus();
+  if (!(tracing.sample_ratio >= 0 && tracing.sample_ratio <= 1)) {
+    return InvalidArgumentError("the trace sample ratio must be in [0, 1]");
+  }
+  StatusOr<obs::OtlpSendFunction> send = obs::MakeOtlpHttpSender(tracing.otlp_endpoint);
+  if (!send.ok()) return InvalidArgumentError("--otlp-endpoint: " + send.status().message());
+  obs::SpanExporterOptions exporter;
+  exporter.protocol = tracing.protocol;
+  exporter.resource.service_name = tracing.service_name;
+  context.span_exporter = std::make_unique<obs::SpanExporter>(exporter, *std::move(send));
+  context.tracer = std::make_unique<obs::Tracer>(tracing.sample_ratio, context.span_exporter.get());
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engine, const Tokenizer& tokenizer,
@@ -44,6 +67,7 @@ StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engin
   const std::string& chat_template = options.chat_template.empty() ? tokenizer.chat_template() : options.chat_template;
   ASSIGN_OR_RETURN(PromptBuilder prompts, PromptBuilder::Create(tokenizer, chat_template, options.max_model_len));
   auto context = std::make_unique<ServerContext>(engine, std::move(prompts), std::move(options));
+  RETURN_IF_ERROR(StartTracing(*context));
   return std::unique_ptr<OpenAiServer>(new OpenAiServer(std::move(context)));
 }
 
@@ -61,10 +85,10 @@ OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
 
 void OpenAiServer::AddRoutes() {
   ServerContext& context = *context_;
-  http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions));
-  http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions));
-  http_->Route("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses));
-  http_->Route("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings));
+  http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions, true));
+  http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions, true));
+  http_->Route("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses, true));
+  http_->Route("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings, true));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
       handler(c, r, std::move(w));
@@ -108,6 +132,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
   http_->WaitUntilIdle(std::chrono::seconds(5));  // let the last bytes reach the clients
   http_->Stop();
   context_->runner.Stop();
+  if (context_->span_exporter) context_->span_exporter->Shutdown();  // sends what is left
 }
 
 }  // namespace surge

@@ -20,6 +20,9 @@
 #include "engine/engine_client.h"
 #include "net/cors.h"
 #include "net/response_writer.h"
+#include "obs/otlp_encoder.h"
+#include "obs/span_exporter.h"
+#include "obs/tracer.h"
 #include "server/constraint_cache.h"
 #include "server/kv_event_stream.h"
 #include "server/prompt_builder.h"
@@ -34,6 +37,14 @@ namespace surge {
 // A request in flight that shutdown waits for, then cancels: a Generation (completions,
 // chat) or an Embedding (server/in_flight_request.h).
 class InFlightRequest;
+
+// Tracing of API requests (--otlp-endpoint): off while the endpoint is "".
+struct TracingOptions {
+  std::string otlp_endpoint;  // "http://host:4318/v1/traces"
+  obs::OtlpProtocol protocol = obs::OtlpProtocol::kHttpProtobuf;
+  double sample_ratio = 1.0;  // of new traces; a client's traceparent decides for its own
+  std::string service_name = "surge";
+};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -55,6 +66,7 @@ struct ServerOptions {
   // (the model's hidden_size; the most `dimensions` may ask for).
   PoolingKind pooling = PoolingKind::kLast;
   int64_t embedding_size = 0;
+  TracingOptions tracing{};
 };
 
 class ServerContext {
@@ -94,6 +106,9 @@ class ServerContext {
   TaskRunner runner;                   // stopped by the server before the context goes
   KvEventStreams kv_event_streams;     // GET /kv_events, ended at shutdown
   std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
+  // Set by OpenAiServer::Create before serving when options.tracing is on; null otherwise.
+  std::unique_ptr<obs::SpanExporter> span_exporter;
+  std::unique_ptr<obs::Tracer> tracer;  // borrows span_exporter
 
  private:
   mutable std::mutex mu_;

@@ -59,6 +59,15 @@ ServerMetrics::ServerMetrics()
          &EngineStats::prefix_cache_evicted_blocks);
   mirror("surge_prefix_cache_expirations_total", "Cached KV blocks released by --prefix-cache-ttl",
          &EngineStats::prefix_cache_expired_blocks);
+  auto trace_mirror = [&](const char* name, const char* help, int64_t obs::SpanExporterStats::*total) {
+    trace_mirrors_.push_back({&registry_.AddCounter(name, help), total});
+  };
+  trace_mirror("surge_trace_spans_exported_total", "Spans the OTLP collector accepted (--otlp-endpoint)",
+               &obs::SpanExporterStats::num_exported);
+  trace_mirror("surge_trace_spans_dropped_total", "Spans dropped before sending: the export queue was full",
+               &obs::SpanExporterStats::num_dropped);
+  trace_mirror("surge_trace_spans_failed_total", "Spans sent but never accepted (retries spent or refused)",
+               &obs::SpanExporterStats::num_failed);
 }
 
 void ServerMetrics::CountRequest(std::string_view endpoint, int http_status) {
@@ -82,7 +91,7 @@ void ServerMetrics::ObserveGeneration(double ttft_seconds, double e2e_seconds, i
   }
 }
 
-std::string ServerMetrics::Expose(const EngineStats& stats) {
+std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExporterStats* traces) {
   std::lock_guard<std::mutex> lock(scrape_mu_);
   running_.Set(stats.num_running);
   waiting_.Set(stats.num_waiting);
@@ -92,6 +101,12 @@ std::string ServerMetrics::Expose(const EngineStats& stats) {
   kv_usage_.Set(stats.num_total_blocks > 0 ? static_cast<double>(used) / stats.num_total_blocks : 0.0);
   for (Mirror& mirror : mirrors_) {
     const int64_t total = stats.*mirror.total;
+    mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
+    mirror.last = std::max(mirror.last, total);
+  }
+  for (TraceMirror& mirror : trace_mirrors_) {
+    if (traces == nullptr) break;
+    const int64_t total = (*traces).*mirror.total;
     mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
     mirror.last = std::max(mirror.last, total);
   }

@@ -10,6 +10,7 @@
 
 #include "engine/engine_client.h"
 #include "obs/metrics.h"
+#include "obs/span_exporter.h"
 
 namespace surge {
 
@@ -28,8 +29,9 @@ class ServerMetrics {
   void ObserveQueueTime(std::string_view tier, double seconds);
   void SetInFlight(int64_t num_generations) { in_flight_.Set(static_cast<double>(num_generations)); }
 
-  // Refreshes the engine gauges from `stats` and renders the text exposition.
-  std::string Expose(const EngineStats& stats);
+  // Refreshes the engine gauges from `stats` (and the trace export counters from `traces`
+  // when tracing is on) and renders the text exposition.
+  std::string Expose(const EngineStats& stats, const obs::SpanExporterStats* traces = nullptr);
 
  private:
   obs::Registry registry_;
@@ -56,6 +58,12 @@ class ServerMetrics {
     int64_t last = 0;  // guarded by scrape_mu_
   };
   std::vector<Mirror> mirrors_;
+  struct TraceMirror {
+    obs::Counter* counter;
+    int64_t obs::SpanExporterStats::*total;
+    int64_t last = 0;  // guarded by scrape_mu_
+  };
+  std::vector<TraceMirror> trace_mirrors_;
   std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
 };
 

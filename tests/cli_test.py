@@ -155,6 +155,20 @@ class ServeFlagsTest(unittest.TestCase):
             self.assertIn("--allowed-origins", proc.stderr)
             self.assertIn(needle, proc.stderr)
 
+    def test_bad_tracing_flags_are_usage_errors(self):
+        # Each names its flag; the tracing flags without --otlp-endpoint would do nothing.
+        endpoint = ["--otlp-endpoint", "http://127.0.0.1:4318/v1/traces"]
+        for args, needle in [(["--otlp-endpoint", "https://collector:4318/v1/traces"], "--otlp-endpoint"),
+                             (["--otlp-endpoint", "collector:4318"], "--otlp-endpoint"),
+                             (endpoint + ["--otlp-protocol", "grpc"], "--otlp-protocol"),
+                             (endpoint + ["--trace-sample-ratio", "1.5"], "--trace-sample-ratio"),
+                             (["--otlp-protocol", "http/json"], "--otlp-protocol needs --otlp-endpoint"),
+                             (["--trace-sample-ratio", "0.5"], "--trace-sample-ratio needs --otlp-endpoint")]:
+            proc = run("serve", MODEL, "--port", "0", *args)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn(needle, proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
