@@ -124,7 +124,15 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       auto it = body_.find("model");
       if (it != body_.end() && it->is_string()) model = it->get<std::string>();
     }
-    pool_ = ctx_.backends.PoolForModel(model);
+    if (auto alias = ctx_.config.aliases.find(model); alias != ctx_.config.aliases.end()) {
+      const ComplexityChoice choice = ChoosePoolByComplexity(alias->second, body_);
+      pool_ = *choice.pool;
+      ctx_.metrics.CountAliasRoute(model, pool_, choice.reason);
+      body_.erase("model");  // the pool's engines answer with their own model's name
+      request_.body = body_.dump();
+    } else {
+      pool_ = ctx_.backends.PoolForModel(model);
+    }
     route_request_ = {.path = request_.path, .body = body_.is_object() ? &body_ : nullptr,
                       .raw_body = request_.body, .headers = &request_.headers};
   }

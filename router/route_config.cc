@@ -151,6 +151,22 @@ Status ParsePool(const Json& tree, const std::string& path, PoolConfig* pool) {
   return reader.Finish();
 }
 
+Status ParseAliases(const Json& tree, const std::string& path, RouteConfig* config) {
+  if (!tree.is_object()) return InvalidArgumentError("config key '" + path + "' must be an object of aliases");
+  for (const auto& [name, alias_tree] : tree.items()) {
+    ComplexityRule& rule = config->aliases[name];
+    ObjectReader reader(alias_tree, path + "." + name);
+    reader.String("small", &rule.small_pool);
+    reader.String("large", &rule.large_pool);
+    reader.Int("prompt_tokens_over", &rule.prompt_tokens_over, 0);
+    reader.Int("max_tokens_over", &rule.max_tokens_over, 0);
+    reader.Bool("reasoning", &rule.reasoning);
+    reader.Bool("code", &rule.code);
+    if (Status status = reader.Finish(); !status.ok()) return status;
+  }
+  return OkStatus();
+}
+
 Status ParsePools(const Json& tree, const std::string& path, RouteConfig* config) {
   if (!tree.is_object()) return InvalidArgumentError("config key '" + path + "' must be an object of pools");
   for (const auto& [name, pool_tree] : tree.items()) {
@@ -240,6 +256,7 @@ StatusOr<RouteConfig> RouteConfigFromJson(const Json& tree, RouteConfig base) {
     return ParseTiersConfig(t, p, &*config.tiers);
   });
   top.String("api_keys", &config.api_keys_file);
+  top.Nested("aliases", [&](const Json& t, const std::string& p) { return ParseAliases(t, p, &config); });
   top.Int("max_body_bytes", &config.max_body_bytes, 1);
   top.Bool("forward_authorization", &config.forward_authorization);
   top.Int("drain_timeout_ms", &config.drain_timeout_ms, 0);
@@ -263,6 +280,14 @@ Status ValidateRouteConfig(const RouteConfig& config) {
     if (!config.pools.count(backend.pool)) {
       return InvalidArgumentError("backend " + backend.url + " names pool '" + backend.pool +
                                   "', which is not declared (--pool NAME or config key 'pools')");
+    }
+  }
+  for (const auto& [name, rule] : config.aliases) {
+    for (const std::string* pool : {&rule.small_pool, &rule.large_pool}) {
+      if (!config.pools.count(*pool)) {
+        return InvalidArgumentError("alias '" + name + "' routes to pool '" + *pool +
+                                    "', which is not declared (config keys 'aliases." + name + ".small/large')");
+      }
     }
   }
   bool any_spawn = false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "router/complexity.h"
 #include "router/tiers/tiers_config.h"
 
 namespace surge::router {
@@ -108,6 +109,8 @@ struct RouteConfig {
   std::string api_keys_file;
   // Priority tiers (router/tiers/README.md): off unless the "tiers" section or --tiers is given.
   std::optional<TiersConfig> tiers;
+  // `model` aliases routed by request complexity (router/complexity.h), by alias name.
+  std::map<std::string, ComplexityRule> aliases;
   int64_t worker_health_timeout_ms = 120'000;
 };
 
@@ -117,6 +120,7 @@ struct RouteConfig {
 //    "pools": {"NAME": {"policy", "models": [..], "spawn", "model", "engine_args": [..]}},
 //    "workers": {"model", "engine_args": [..], "log_dir", "health_timeout_ms"},
 //    "tiers": {...} (router/tiers/README.md), "api_keys": FILE,
+//    "aliases": {"auto": {"small", "large", "prompt_tokens_over", "max_tokens_over", "reasoning", "code"}},
 //    "policy_options": {...}, "health": {...},
 //    "breaker": {...}, "ejection": {...}, "retry": {...}, "timeouts": {...},
 //    "max_body_bytes", "forward_authorization", "drain_timeout_ms"}

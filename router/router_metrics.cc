@@ -22,6 +22,10 @@ RouterMetrics::RouterMetrics()
                                             "Backend choices by pool, policy and why (pick; cache-aware: cache, "
                                             "balance_fallback, no_prompt, no_kv_config)",
                                             {"pool", "policy", "decision"})),
+      alias_routes_(registry_.AddCounterFamily("surge_router_alias_routes_total",
+                                               "Requests to a complexity alias (model \"auto\"), by chosen pool and the "
+                                               "rule that decided (prompt_tokens, max_tokens, reasoning, code, simple)",
+                                               {"alias", "pool", "reason"})),
       prompt_blocks_(registry_.AddCounterFamily("surge_router_cache_aware_prompt_blocks_total",
                                                 "cache-aware: full KV blocks of the prompts it routed", {"pool"})),
       cached_blocks_(registry_.AddCounterFamily(

@@ -27,6 +27,10 @@ class RouterMetrics {
   void ObserveDecisionSeconds(double seconds) { decision_seconds_.Observe(seconds); }
   // One policy decision: its label, and cache-aware's prompt and cached block counts.
   void CountDecision(std::string_view pool, std::string_view policy, const PickResult& pick);
+  // A request to a complexity alias, by the pool it chose and the rule that decided.
+  void CountAliasRoute(std::string_view alias, std::string_view pool, std::string_view reason) {
+    alias_routes_.WithLabels({alias, pool, reason}).Increment();
+  }
   void CountNoBackend(std::string_view pool) { no_backend_.WithLabels({pool}).Increment(); }
   // A stream that broke after bytes reached the client (it got an SSE error event).
   void CountStreamError(std::string_view backend) { stream_errors_.WithLabels({backend}).Increment(); }
@@ -45,6 +49,7 @@ class RouterMetrics {
   obs::CounterFamily& stream_errors_;
   obs::Histogram& decision_seconds_;
   obs::CounterFamily& decisions_;
+  obs::CounterFamily& alias_routes_;
   obs::CounterFamily& prompt_blocks_;
   obs::CounterFamily& cached_blocks_;
   obs::GaugeFamily& breaker_state_;

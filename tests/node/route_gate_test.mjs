@@ -1,6 +1,7 @@
 // surge route's gate, end to end: API keys (401), per-key rate limits (429 with Retry-After
 // and x-ratelimit-* headers), X-Priority validation (400), and priority tiers — realtime
 // borrows the batch pool under a scripted overload of its own pool and gives it back after.
+// model "auto" routes by complexity between two pools (a YAML config).
 // The overloaded pool is a scripted backend (fault injection: answers after a fixed delay);
 // the others are real `surge serve` workers the router spawns.
 import { test, after } from 'node:test';
@@ -137,6 +138,31 @@ test('tiers: realtime borrows the batch pool under overload and gives it back af
   assert.notEqual(batch.response.headers.get('x-surge-backend'), slowUrl);
 });
 
+test('model "auto" routes by complexity: simple to the small pool, code or long output to the large', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'route-auto-'));
+  const config = join(dir, 'route.yaml');
+  writeFileSync(config, [
+    'pools:', '  small: {spawn: 1}', '  large: {spawn: 1}',
+    'workers: {model: models/stories260K, engine_args: ["--threads", "1"]}',
+    'aliases:', '  auto: {small: small, large: large, max_tokens_over: 16, code: true}', ''].join('\n'));
+  const r = await startRouter(SURGE, [], ['--config', config]);
+  stopOnExit(r.proc);
+  const ask = async (body) => {
+    const { response, json } = await post(r.baseUrl, {}, JSON.stringify({ model: 'auto', ...body }));
+    assert.equal(response.status, 200, JSON.stringify(json));
+    assert.equal(json.model, 'stories260K', 'the engine answers with its own model name');
+    return response.headers.get('x-surge-backend');
+  };
+  const small = await ask({ prompt: 'Once upon a time', max_tokens: 4 });
+  assert.equal(await ask({ prompt: 'Tell me a story', max_tokens: 8 }), small);
+  const large = await ask({ prompt: 'Once upon a time', max_tokens: 32 });
+  assert.notEqual(large, small);
+  assert.equal(await ask({ prompt: 'Fix this:\n```\nint x = y;\n```', max_tokens: 4 }), large);
+  const text = await (await fetch(`${r.baseUrl}/metrics`)).text();
+  assert.match(text, /surge_router_alias_routes_total\{alias="auto",pool="large",reason="code"\} 1/);
+  assert.match(text, /surge_router_alias_routes_total\{alias="auto",pool="small",reason="simple"\} 2/);
+});
+
 test('bad flags and config exit 2 naming them', async () => {
   const { spawnSync } = await import('node:child_process');
   const run = (...args) => spawnSync(SURGE, ['route', ...args], { encoding: 'utf8', timeout: 10_000 });
@@ -145,6 +171,8 @@ test('bad flags and config exit 2 naming them', async () => {
   writeFileSync(badTiers, JSON.stringify({ backends: [{ url: 'http://127.0.0.1:1' }], tiers: { weights: { gold: 3 } } }));
   const badKeys = join(dir, 'keys.json');
   writeFileSync(badKeys, JSON.stringify([{ key: 'sk-1', tokens_per_min: 5 }]));
+  writeFileSync(join(dir, 'alias.json'), JSON.stringify({ backends: [{ url: 'http://127.0.0.1:1' }],
+                                                          aliases: { auto: { small: 'default', large: 'big' } } }));
   const cases = [
     [['--tiers', 'a,b'], /--tiers/],
     [['--backend', 'http://127.0.0.1:1', '--tiers', 'P1,P2,P3'], /pool 'P1'/],
@@ -152,6 +180,7 @@ test('bad flags and config exit 2 naming them', async () => {
     [['--backend', 'http://127.0.0.1:1', '--api-keys', badKeys], /tokens_per_min/],
     [['--spawn', '1'], /model/],
     [['--pool', 'x:spawn=many', '--model', 'm'], /spawn/],
+    [['--config', join(dir, 'alias.json')], /alias 'auto' routes to pool 'big'/],
   ];
   for (const [args, message] of cases) {
     const result = run(...args);
