@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libpcre2-dev libyaml-dev libicu-dev libboost-dev
   python3 python3-torch python3-numpy chromium fonts-liberation
+  prometheus  # promtool lints every /metrics in the tests
 )
 
 SUDO=""
@@ -26,7 +27,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # RUNLEVEL=1: packages that ship a daemon (prometheus) install without starting it.
+  $SUDO env RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # Node packages used only by tests (reference tokenizers, Jinja, the OpenAI client).
