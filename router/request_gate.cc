@@ -71,7 +71,12 @@ std::optional<GateRefusal> RequestGate::Check(const net::HttpRequest& request, n
   // The engine defaults to normal: forwarding matters (and costs a re-serialization) only
   // for the other tiers.
   if (body->is_object() && pass->tier != Tier::kNormal) *body_changed = ForwardTier(pass->tier, body);
-  pass->limit = limiter_.Acquire(pass->key, EstimateRequestTokens(object, generates));
+  const KeyLimits* limits = pass->key != nullptr ? &pass->key->limits : nullptr;
+  if (limits == nullptr || (limits->requests_per_minute == 0 && limits->tokens_per_minute == 0)) {
+    return std::nullopt;  // nothing to count: skip the estimate (the open router's hot path)
+  }
+  const int64_t estimate = limits->tokens_per_minute > 0 ? EstimateRequestTokens(object, generates) : 0;
+  pass->limit = limiter_.Acquire(pass->key, estimate);
   pass->headers = ToHeaders(RateLimitHeaders(pass->limit));
   if (!pass->limit.allowed) return FromReply(RateLimitErrorReply(pass->limit), pass->headers);
   return std::nullopt;
