@@ -11,6 +11,9 @@
 #include "router/backend_set.h"
 #include "router/delay_queue.h"
 #include "router/models_route.h"
+#include "obs/otlp_http/otlp_http_sender.h"
+#include "obs/span_exporter.h"
+#include "obs/tracer.h"
 #include "router/proxy.h"
 #include "router/request_gate.h"
 #include "router/router_metrics.h"
@@ -33,12 +36,13 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
       RequestGate::Create(c, std::move(keys).value(), &gateway->metrics_->registry());
   if (!gate.ok()) return gate.status();
   gateway->gate_ = std::move(gate).value();
+  if (Status status = gateway->StartTracing(); !status.ok()) return status;
   gateway->client_ = std::make_unique<net::HttpClient>(net::HttpClientOptions{.connect_timeout_ms = c.timeouts.connect_ms});
   BackendSet* set = gateway->backends_.get();
   gateway->monitor_ = std::make_unique<BackendMonitor>(c.health, *gateway->client_, [set] { return set->Snapshot(); });
   gateway->delays_ = std::make_unique<DelayQueue>();
   gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_,
-                                           *gateway->delays_, *gateway->gate_});
+                                           *gateway->delays_, *gateway->gate_, gateway->tracer_.get()});
   net::HttpServerOptions server_options;
   server_options.host = c.host;
   server_options.port = static_cast<uint16_t>(c.port);
@@ -49,6 +53,21 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
 }
 
 Gateway::Gateway(RouteConfig config) : config_(std::move(config)) {}
+
+Status Gateway::StartTracing() {
+  const RouteConfig::Tracing& tracing = config_.tracing;
+  if (tracing.otlp_endpoint.empty()) return OkStatus();
+  StatusOr<obs::OtlpProtocol> protocol = obs::ParseOtlpProtocol(tracing.protocol);
+  if (!protocol.ok()) return protocol.status().WithContext("tracing.protocol");
+  StatusOr<obs::OtlpSendFunction> send = obs::MakeOtlpHttpSender(tracing.otlp_endpoint);
+  if (!send.ok()) return send.status().WithContext("tracing.otlp_endpoint");
+  obs::SpanExporterOptions options;
+  options.protocol = *protocol;
+  options.resource.service_name = tracing.service_name;
+  exporter_ = std::make_unique<obs::SpanExporter>(options, std::move(send).value());
+  tracer_ = std::make_unique<obs::Tracer>(tracing.sample_ratio, exporter_.get());
+  return OkStatus();
+}
 
 Gateway::~Gateway() { Stop(); }
 
@@ -116,6 +135,7 @@ void Gateway::Stop() {
   server_->Stop();
   monitor_->Stop();
   client_.reset();
+  if (exporter_) exporter_->Shutdown();  // what the last requests traced still goes out
 }
 
 }  // namespace surge::router

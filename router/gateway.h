@@ -12,6 +12,11 @@
 #include "base/status.h"
 #include "router/route_config.h"
 
+namespace surge::obs {
+class SpanExporter;
+class Tracer;
+}  // namespace surge::obs
+
 namespace surge::net {
 class HttpClient;
 class HttpServer;
@@ -54,6 +59,7 @@ class Gateway {
  private:
   explicit Gateway(RouteConfig config);
   void RegisterRoutes();
+  Status StartTracing();  // the exporter and tracer, when config.tracing names an endpoint
 
   const RouteConfig config_;
   // Declaration order is destruction order reversed: the server goes first, then the
@@ -61,6 +67,8 @@ class Gateway {
   std::unique_ptr<BackendSet> backends_;
   std::unique_ptr<RouterMetrics> metrics_;
   std::unique_ptr<RequestGate> gate_;
+  std::unique_ptr<obs::SpanExporter> exporter_;  // tracing on only
+  std::unique_ptr<obs::Tracer> tracer_;
   std::unique_ptr<BackendMonitor> monitor_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<ProxyContext> context_;

@@ -10,6 +10,8 @@
 #include "net/sse.h"
 #include "router/auth/token_estimate.h"
 #include "router/forward_headers.h"
+#include "router/route_trace.h"
+#include "router/tiers/tier.h"
 
 namespace surge::router {
 namespace {
@@ -52,6 +54,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     request_id_ = id != nullptr && !id->empty() ? *id : MakeRequestId();
     headers_ = BackendRequestHeaders(request_.headers, ctx_.config.forward_authorization,
                                      ctx_.config.policy_options.session_header, request_id_);
+    trace_.emplace(ctx_.tracer, request_.headers, request_.method, request_.path);
     writer_->OnClose([weak = weak_from_this()] {
       if (auto self = weak.lock()) self->OnClientClosed();
     });
@@ -101,15 +104,16 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   }
 
   void Refuse(const GateRefusal& refusal) {
-    net::HttpHeaders headers = refusal.headers;
+    net::HttpHeaders headers = WithGateHeaders(refusal.headers);
     headers.Set("x-request-id", request_id_);
     writer_->Send(refusal.status, std::move(headers), refusal.body);
     Count("none", refusal.status);
   }
 
-  // Adds the gate's headers (x-ratelimit-*) to a response's.
+  // Adds the gate's headers (x-ratelimit-*) and the route span's traceparent to a response's.
   net::HttpHeaders WithGateHeaders(net::HttpHeaders headers) const {
     for (const auto& [name, value] : pass_.headers) headers.Set(name, value);
+    if (trace_->on()) headers.Set("traceparent", trace_->traceparent());
     return headers;
   }
 
@@ -152,6 +156,10 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decision_start).count());
     if (backend == nullptr) return FinishNoBackend();
     ctx_.metrics.CountDecision(pool_, ctx_.backends.PolicyName(pool_), pick);
+    if (trace_->on()) {
+      trace_->Set("surge.decision", pick.decision);
+      if (pick.num_prompt_blocks > 0) trace_->Set("surge.cache_aware.cached_blocks", pick.num_cached_blocks);
+    }
     backend_ = std::move(backend);
     tried_.push_back(backend_->id());
     ++num_attempts_;
@@ -166,6 +174,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     net::ClientRequest request{.method = request_.method, .url = backend_->url() + request_.target,
                                .headers = headers_, .body = request_.body, .timeout_ms = timeouts.total_ms,
                                .read_timeout_ms = timeouts.idle_ms, .first_byte_timeout_ms = timeouts.first_byte_ms};
+    if (trace_->on()) request.headers.Set("traceparent", trace_->StartAttempt(backend_->url()));
     auto self = shared_from_this();
     net::ClientCallbacks callbacks{
         .on_head = [self](const net::HttpResponse& head) { self->OnHead(head); },
@@ -202,6 +211,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   void OnDone(net::ClientResult result) {
     const int64_t now_ms = SteadyNowMs();
+    trace_->EndAttempt(result.status.ok() ? result.response.status : 0, result.status);
     if (ClientGone()) {
       backend_->OnAttemptEnd(AttemptOutcome::kNeutral, now_ms);
       if (streaming_) writer_->End();
@@ -293,6 +303,17 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       ticket_ = 0;
     }
     ctx_.gate.Finish(pass_, pool_, ticket, tokens, generates_ && status == 200 ? ttft_ms_ : -1);
+    if (trace_->on()) {
+      if (body_.is_object() && body_.contains("model") && body_["model"].is_string()) {
+        trace_->Set("gen_ai.request.model", body_["model"].get<std::string>());
+      }
+      trace_->Set("surge.pool", pool_);
+      trace_->Set("surge.policy", ctx_.backends.PolicyName(pool_));
+      trace_->Set("surge.priority_tier", TierName(pass_.tier));
+      trace_->Set("surge.backend", backend);
+      if (ttft_ms_ >= 0) trace_->Set("gen_ai.latency.time_to_first_token", ttft_ms_ / 1000.0);
+      trace_->End(status);
+    }
   }
 
   static int64_t UsedTokens(const std::string& body) {
@@ -339,6 +360,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   std::string buffered_;
   Status last_status_;
   int last_response_status_ = 0;
+
+  std::optional<RouteTrace> trace_;  // set in Start: the route and backend_attempt spans
 
   // The gate's decision and what it is told at the end.
   GatePass pass_;

@@ -13,6 +13,7 @@
 #include "net/response_writer.h"
 #include "router/backend_set.h"
 #include "router/delay_queue.h"
+#include "obs/tracer.h"
 #include "router/request_gate.h"
 #include "router/route_config.h"
 #include "router/router_metrics.h"
@@ -27,6 +28,7 @@ struct ProxyContext {
   RouterMetrics& metrics;
   DelayQueue& delays;
   RequestGate& gate;  // keys, limits, tiers
+  const obs::Tracer* tracer = nullptr;  // null: tracing off
   // Set when the gateway shuts down: no new attempt or retry starts.
   std::atomic<bool> stopping{false};
 };

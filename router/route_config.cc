@@ -195,6 +195,13 @@ void ReadPolicyOptions(ObjectReader& r, RouteConfig* c) {
   r.Double("balance_rel_threshold", &c->policy_options.balance_rel_threshold, 1, false);
 }
 
+void ReadTracing(ObjectReader& r, RouteConfig* c) {
+  r.String("otlp_endpoint", &c->tracing.otlp_endpoint);
+  r.String("protocol", &c->tracing.protocol);
+  r.Double("sample_ratio", &c->tracing.sample_ratio, 0, false);
+  r.String("service_name", &c->tracing.service_name);
+}
+
 void ReadHealth(ObjectReader& r, RouteConfig* c) {
   r.Int("interval_ms", &c->health.interval_ms, 1);
   r.Int("timeout_ms", &c->health.timeout_ms, 1);
@@ -232,7 +239,7 @@ void ReadSections(ObjectReader& top, RouteConfig* c) {
   const std::pair<const char*, SectionReader> sections[] = {
       {"listen", ReadListen}, {"policy_options", ReadPolicyOptions}, {"health", ReadHealth},
       {"breaker", ReadBreaker}, {"ejection", ReadEjection},           {"retry", ReadRetry},
-      {"timeouts", ReadTimeouts}};
+      {"timeouts", ReadTimeouts},      {"tracing", ReadTracing}};
   for (const auto& [name, read] : sections) {
     top.Nested(name, [c, read = read](const Json& tree, const std::string& path) {
       ObjectReader reader(tree, path);
@@ -290,6 +297,7 @@ Status ValidateRouteConfig(const RouteConfig& config) {
       }
     }
   }
+  if (config.tracing.sample_ratio > 1) return InvalidArgumentError("config key 'tracing.sample_ratio' must be in [0, 1]");
   bool any_spawn = false;
   for (const auto& [name, pool] : config.pools) {
     if (pool.spawn > 256) return InvalidArgumentError("pool '" + name + "': spawn must be at most 256");

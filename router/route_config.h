@@ -109,6 +109,15 @@ struct RouteConfig {
   std::string api_keys_file;
   // Priority tiers (router/tiers/README.md): off unless the "tiers" section or --tiers is given.
   std::optional<TiersConfig> tiers;
+  // OTLP/HTTP export of the route and backend_attempt spans (router/route_trace.h); off
+  // while otlp_endpoint is empty. Config section "tracing": {"otlp_endpoint", "protocol",
+  // "sample_ratio", "service_name"}.
+  struct Tracing {
+    std::string otlp_endpoint;
+    std::string protocol = "http/protobuf";  // or http/json
+    double sample_ratio = 1.0;
+    std::string service_name = "surge-route";
+  } tracing;
   // `model` aliases routed by request complexity (router/complexity.h), by alias name.
   std::map<std::string, ComplexityRule> aliases;
   int64_t worker_health_timeout_ms = 120'000;

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 
+import { startRouter } from './route_util.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
 const require = createRequire(import.meta.url);
@@ -351,6 +352,42 @@ describe('collector down', () => {
       assert.equal(await stopServer(server.proc), 0);
       for (const socket of sockets) socket.destroy();
       hanging.close();
+    }
+  });
+});
+
+describe('through surge route', () => {
+  test('one trace spans client, router (route, backend_attempt) and engine', async () => {
+    const receiver = await startReceiver();
+    const server = await startServer(SURGE, ['--otlp-endpoint', receiver.url]);
+    const router = await startRouter(SURGE, [server.baseUrl], ['--otlp-endpoint', receiver.url]);
+    try {
+      const parent = newTraceparent();
+      const result = await streamChat(router.baseUrl, { traceparent: parent.header });
+      await waitFor(() => spansOf(receiver, parent.traceId).length === 6, 'route, backend_attempt and 4 engine spans');
+      assert.deepEqual(receiver.errors, []);
+      const spans = spansOf(receiver, parent.traceId);
+      const route = spans.find((span) => span.attributes['surge.span'] === 'route');
+      assert.equal(route.kind, 2);
+      assert.equal(route.service, 'surge-route');
+      assert.equal(route.parentSpanId, parent.spanId, "the client's span is the route span's parent");
+      assert.equal(result.traceparent.split('-')[2], route.spanId, "the router's answer names its route span");
+      assert.equal(route.attributes['surge.backend'], server.baseUrl);
+      assert.equal(route.attributes['http.response.status_code'], 200);
+      const attempt = spans.find((span) => span.name === 'backend_attempt');
+      assert.equal(attempt.kind, 3, 'CLIENT');
+      assert.equal(attempt.parentSpanId, route.spanId);
+      const engine = spans.find((span) => span.service === 'surge' && span.kind === 2);
+      assert.equal(engine.parentSpanId, attempt.spanId, 'the engine continues the attempt');
+      for (const [outer, inner] of [[route, attempt], [attempt, engine]]) {
+        assert.ok(outer.start <= inner.start + 2_000_000n && inner.end <= outer.end + 2_000_000n, 'nested in time');
+      }
+      assert.ok(ms(route.end - route.start) <= result.e2eMs + SLACK_MS);
+    } finally {
+      router.proc.kill('SIGTERM');
+      await new Promise((resolve) => router.proc.once('exit', resolve));
+      assert.equal(await stopServer(server.proc), 0);
+      receiver.server.close();
     }
   });
 });
