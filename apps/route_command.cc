@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/route_autoscaler.h"
+#include "autoscale/autoscaler.h"
 #include "base/flags.h"
 #include "router/backend_set.h"
 #include "router/gateway.h"
@@ -104,6 +107,7 @@ struct RouteFlags {
   std::vector<std::string> engine_args;  // after `--`: flags for every spawned worker
   int64_t spawn = 0;
   std::string tiers;  // --tiers P1,P2,P3
+  std::string autoscale_file;  // --autoscale POLICY_FILE
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -149,6 +153,8 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
   parser.AddString("tiers", &f.tiers,
                    "REALTIME_POOL,NORMAL_POOL,BATCH_POOL: priority tiers on, each tier's own pool (borrowing,"
                    " weighted queues; more keys in the config's tiers section)");
+  parser.AddString("autoscale", &f.autoscale_file,
+                   "POLICY_FILE (JSON, autoscale/README.md): scale the spawned pools by their metrics and schedules");
   parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
@@ -252,7 +258,7 @@ StatusOr<std::unique_ptr<router::WorkerSupervisor>> StartWorkers(router::Gateway
   return supervisor;
 }
 
-int Route(router::RouteConfig config) {
+int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> autoscale_config) {
   // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -273,6 +279,18 @@ int Route(router::RouteConfig config) {
     std::fprintf(stderr, "surge route: %s\n", workers.status().message().c_str());
     return 2;  // a worker that cannot start: a bad model path or engine flag
   }
+  std::unique_ptr<LocalAutoscaler> autoscaler;
+  if (autoscale_config) {
+    StatusOr<std::unique_ptr<LocalAutoscaler>> started =
+        *workers ? LocalAutoscaler::Start(std::move(*autoscale_config), **gateway, **workers)
+                 : StatusOr<std::unique_ptr<LocalAutoscaler>>(
+                       InvalidArgumentError("--autoscale scales spawned workers: give --spawn N or a pool's spawn"));
+    if (!started.ok()) {
+      std::fprintf(stderr, "surge route: %s\n", started.status().message().c_str());
+      return 2;
+    }
+    autoscaler = std::move(started).value();
+  }
   const router::RouteConfig& c = (*gateway)->config();
   std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),
               (*gateway)->backends().Snapshot().size(), c.pools.size());
@@ -281,6 +299,7 @@ int Route(router::RouteConfig config) {
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
+  if (autoscaler) autoscaler->Stop();  // no resizing while the workers drain
   (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
   if (*workers) (*workers)->Stop();  // after the drain: the workers finish what the router sent
   std::fprintf(stderr, "surge route: stopped\n");
@@ -308,7 +327,16 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
     return 2;
   }
-  return Route(std::move(config));
+  std::optional<autoscale::AutoscaleConfig> autoscale_config;
+  if (!flags.autoscale_file.empty()) {
+    StatusOr<autoscale::AutoscaleConfig> loaded = autoscale::LoadAutoscaleConfig(flags.autoscale_file);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "surge route: --autoscale: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    autoscale_config = std::move(loaded).value();
+  }
+  return Route(std::move(config), std::move(autoscale_config));
 }
 
 }  // namespace surge

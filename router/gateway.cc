@@ -119,6 +119,8 @@ Status Gateway::RemoveBackend(std::string_view url) { return backends_->RemoveBa
 
 Status Gateway::SetDraining(std::string_view url, bool draining) { return backends_->SetDraining(url, draining); }
 
+bool Gateway::NeedsCapacity(const std::string& pool) { return gate_->NeedsCapacity(pool); }
+
 bool Gateway::Shutdown(std::chrono::milliseconds timeout) {
   server_->Drain();
   const bool idle = server_->WaitUntilIdle(timeout);

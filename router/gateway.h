@@ -47,6 +47,8 @@ class Gateway {
   // In-flight requests on it finish; new ones go elsewhere.
   Status RemoveBackend(std::string_view url);
   Status SetDraining(std::string_view url, bool draining);
+  // A tier whose home pool this is borrows capacity (the autoscaler's scale-up input).
+  bool NeedsCapacity(const std::string& pool);
 
   // Graceful stop: refuse new connections, let in-flight requests finish up to `timeout`,
   // then close everything. Returns whether it was idle in time.
