@@ -13,17 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model=$1 out=$2 engine_flags=${3:-"--threads 1 --max-num-seqs 8"}
 port=${PORT:-18500}
-/usr/bin/python3 - "$out" <<'PY'
-import json, random, sys
-random.seed(4)
-words = ("the of and to in is that it was for on are as with his they at be this from have or by one had "
-         "not but what all were when we there can an your which their said if do will each about how up out").split()
-for tier, n in (("batch", 600), ("realtime", 40)):
-    with open(f"{sys.argv[1]}.{tier}.jsonl", "w") as f:
-        for _ in range(n):
-            prompt = " ".join(random.choice(words) for _ in range(120))
-            f.write(json.dumps({"prompt": prompt, "max_tokens": 32, "ignore_eos": True, "priority": tier}) + "\n")
-PY
+/usr/bin/python3 scripts/make_tier_datasets.py "$out" 600 40
 router=""
 trap '[ -n "$router" ] && kill -TERM $router 2>/dev/null; wait 2>/dev/null || true' EXIT
 run() {  # NAME ROUTE_FLAGS...

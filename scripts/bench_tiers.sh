@@ -8,17 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model=$1 out=$2 serve_flags=${3:-}
 port=${PORT:-18123}
-/usr/bin/python3 - "$out" <<'PY'
-import json, random, sys
-random.seed(4)
-words = ("the of and to in is that it was for on are as with his they at be this from have or by one had "
-         "not but what all were when we there can an your which their said if do will each about how up out").split()
-for tier, n in (("batch", 400), ("realtime", 40)):
-    with open(f"{sys.argv[1]}.{tier}.jsonl", "w") as f:
-        for _ in range(n):
-            prompt = " ".join(random.choice(words) for _ in range(120))
-            f.write(json.dumps({"prompt": prompt, "max_tokens": 32, "ignore_eos": True, "priority": tier}) + "\n")
-PY
+/usr/bin/python3 scripts/make_tier_datasets.py "$out" 400 40
 # shellcheck disable=SC2086
 build/surge serve "$model" --host 127.0.0.1 --port "$port" $serve_flags >"$out.serve.log" 2>&1 &
 server=$!
