@@ -13,5 +13,6 @@ int RunServe(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
+int RunScale(const std::vector<std::string>& args);
 
 }  // namespace surge

@@ -95,7 +95,7 @@ std::string Chart(const std::string& title, const std::vector<Line>& lines, std:
     svg += "<text x=\"" + Num(x(hour * 60)) + "\" y=\"" + std::to_string(kHeight - 6) +
            "\" class=\"axis\" text-anchor=\"middle\">" + std::to_string(hour) + "h</text>";
   }
-  int legend_x = kLeft + 260;
+  int legend_x = kLeft + 20 + 7 * static_cast<int>(title.size());  // after the title
   for (const Line& line : lines) {
     std::string points;
     for (size_t i = 0; i < line.values.size(); ++i) points += Num(x(i), 6) + "," + Num(y(line.values[i]), 6) + " ";
