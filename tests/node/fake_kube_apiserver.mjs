@@ -16,6 +16,9 @@ import {execFileSync} from 'node:child_process';
 
 const SLICE_PREFIX = '/apis/discovery.k8s.io/v1/namespaces/';
 const DEPLOY_PREFIX = '/apis/apps/v1/namespaces/';
+// A watch that ends closes its connection: clients (client-node's Watch among them) notice
+// a watch's end by the stream closing, and a kept-alive socket would hide it.
+const WATCH_HEADERS = {'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Connection': 'close'};
 
 function status(code, reason, message, details) {
   return {kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code,
@@ -48,6 +51,11 @@ export class FakeApiServer {
       res.writeHead(500); res.end(String(e?.stack ?? e));
     });
     this.server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+    this.sockets = new Set();  // destroyed on close: a client's keep-alive never holds it open
+    this.server.on('connection', (socket) => {  // raw TCP: also sockets still in a TLS handshake
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
   }
 
   listen() {
@@ -55,6 +63,7 @@ export class FakeApiServer {
   }
   close() {
     for (const w of this.watches) w.res.destroy();
+    for (const socket of this.sockets) socket.destroy();
     this.server.closeAllConnections?.();
     return new Promise((resolve) => this.server.close(resolve));
   }
@@ -130,10 +139,10 @@ export class FakeApiServer {
     if (from < this.compactedRv) {
       const gone = status(410, 'Expired', `too old resource version: ${from} (${this.compactedRv})`);
       if (this.watch410AsHttp) return send(410, gone);
-      res.writeHead(200, {'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked'});
+      res.writeHead(200, WATCH_HEADERS);
       return res.end(JSON.stringify({type: 'ERROR', object: gone}) + '\n');
     }
-    res.writeHead(200, {'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked'});
+    res.writeHead(200, WATCH_HEADERS);
     res.flushHeaders();
     const w = {namespace, selector, res, bookmarks: params.get('allowWatchBookmarks') === 'true'};
     for (const e of this.events) if (e.rv > from) this.sendIfMatches(w, e);

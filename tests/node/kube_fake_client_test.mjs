@@ -34,7 +34,9 @@ function waitFor(predicate, what, timeoutMs = 5000) {
   return new Promise((resolve, reject) => {
     const poll = () => {
       if (predicate()) return resolve();
-      if (Date.now() - start > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      if (Date.now() - start > timeoutMs) {
+        return reject(new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`));
+      }
       setTimeout(poll, 5);
     };
     poll();
@@ -98,16 +100,22 @@ test('Watch from a resourceVersion: ADDED, MODIFIED, DELETED, BOOKMARK, then 410
 
 test('ListWatch informer follows slices and re-lists after 410', async () => {
   const {fake, kc} = await start();
+  let cleanup = null;
   try {
     fake.applySlice('ADDED', makeSlice(NS, 'engine-a', LABELS, [{ip: '10.0.0.1'}]));
     const api = kc.makeApiClient(k8s.DiscoveryV1Api);
     const path = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
     const informer = k8s.makeInformer(kc, path, () => api.listNamespacedEndpointSlice({namespace: NS, labelSelector: SELECTOR}), SELECTOR);
     const names = () => informer.list().map((s) => s.metadata.name).sort().join(',');
+    cleanup = () => informer.stop();
+    const errors = [];
+    informer.on('error', (e) => errors.push(String(e?.message ?? e)));
     await informer.start();
+
     assert.equal(names(), 'engine-a');
     fake.applySlice('ADDED', makeSlice(NS, 'engine-b', LABELS, [{ip: '10.0.1.1'}]));
-    await waitFor(() => names() === 'engine-a,engine-b', 'engine-b from the watch');
+    await waitFor(() => names() === 'engine-a,engine-b', () => `engine-b from the watch (errors: ${errors})`);
+
     // A change the watch never sees, compaction, and the watch dropped: the informer's
     // resourceVersion is gone (410), and only a re-list finds engine-a deleted.
     const numLists = () => fake.requests.filter((r) => r.path === path && !r.query.watch).length;
@@ -115,9 +123,9 @@ test('ListWatch informer follows slices and re-lists after 410', async () => {
     fake.applySlice('DELETED', makeSlice(NS, 'engine-a', LABELS, []), {silent: true});
     fake.compact();
     fake.closeWatches();
-    await waitFor(() => names() === 'engine-b' && numLists() > listsBefore, 're-list after 410', 10000);
-    await informer.stop();
-  } finally { await fake.close(); }
+    await waitFor(() => names() === 'engine-b' && numLists() > listsBefore,
+                  () => `re-list after 410 (have ${names()}, lists ${numLists()} vs ${listsBefore})`, 10000);
+  } finally { await cleanup?.(); await fake.close(); }
 });
 
 test('Deployment scale: read, replace with resourceVersion (409 on a stale one), merge and JSON patch', async () => {
