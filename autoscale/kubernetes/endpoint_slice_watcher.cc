@@ -177,9 +177,13 @@ Status EndpointSliceWatcher::WatchOnce(bool* relist) {
     }
     return true;
   }};
-  StatusOr<net::HttpResponse> response = client_.Stream(path, callbacks, &stop_, options_.read_timeout_ms);
+  const int64_t read_timeout_ms =
+      options_.read_timeout_ms > 0 ? options_.read_timeout_ms : (options_.watch_timeout_s + 30) * 1000;
+  StatusOr<net::HttpResponse> response = client_.Stream(path, callbacks, &stop_, read_timeout_ms);
   if (*relist) return OkStatus();
   if (!event_status.ok()) return event_status;
+  // Silence past the read timeout: the connection may be dead; reopen from where we are.
+  if (response.status().code() == StatusCode::kDeadlineExceeded) return OkStatus();
   if (!response.ok()) return response.status();
   if (response->status == 410) {
     *relist = true;

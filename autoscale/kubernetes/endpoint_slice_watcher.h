@@ -26,7 +26,9 @@ struct EndpointSliceWatcherOptions {
   int64_t initial_backoff_ms = 200;  // after a failed list or watch, doubling ...
   int64_t max_backoff_ms = 10'000;   // ... up to this
   int64_t watch_timeout_s = 300;     // asked of the server (timeoutSeconds); then re-watch
-  int64_t read_timeout_ms = 0;       // silence that ends a watch; 0: none (bookmarks are optional)
+  // Silence that ends a watch (then it is reopened): a connection that died without a FIN
+  // must not hang discovery. 0: watch_timeout_s + 30 s (bookmarks are optional, so no less).
+  int64_t read_timeout_ms = 0;
 };
 
 // The URLs one slice contributes: for each endpoint with conditions.ready true (an absent

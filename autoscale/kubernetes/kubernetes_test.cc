@@ -296,6 +296,18 @@ TEST_F(KubernetesTest, ReconnectsWithoutRelistAndStopsPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
+TEST_F(KubernetesTest, ASilentWatchIsReopenedAfterTheReadTimeout) {
+  fake_.Slice("ADDED", "engine-a", {Endpoint("10.0.0.1")});
+  EndpointSliceWatcherOptions options = Options();
+  options.read_timeout_ms = 100;
+  EndpointSliceWatcher watcher(KubeClient(fake_.Config()), options, nullptr);
+  ASSERT_TRUE(watcher.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return watcher.num_watches() >= 3; }));
+  fake_.Slice("ADDED", "engine-b", {Endpoint("10.0.1.1")});
+  ASSERT_TRUE(WaitFor([&] { return watcher.Endpoints().size() == 2; }));
+  EXPECT_EQ(watcher.num_lists(), 1);
+}
+
 TEST_F(KubernetesTest, StartFailsWithTheServersMessage) {
   EndpointSliceWatcher watcher(KubeClient(fake_.Config("wrong")), Options(), nullptr);
   Status status = watcher.Start();
