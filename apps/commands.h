@@ -14,5 +14,6 @@ int RunRoute(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
+int RunScale(const std::vector<std::string>& args);
 
 }  // namespace surge

@@ -1,0 +1,87 @@
+// EndpointSliceWatcher: the ready engine URLs behind a label selector, from discovery.k8s.io/v1
+// EndpointSlices listed and then watched (resourceVersion, bookmarks, re-list on 410 Gone).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "autoscale/kubernetes/kube_client.h"
+#include "base/status.h"
+
+namespace surge::autoscale::k8s {
+
+struct EndpointSliceWatcherOptions {
+  std::string kube_namespace{};  // required
+  std::string label_selector{};  // "app.kubernetes.io/name=surge-engine"; "" selects every slice
+  std::string port_name = "http";  // the slice port the URLs use; "" takes a slice's only port
+  std::string scheme = "http";     // of the engine URLs
+  int64_t initial_backoff_ms = 200;  // after a failed list or watch, doubling ...
+  int64_t max_backoff_ms = 10'000;   // ... up to this
+  int64_t watch_timeout_s = 300;     // asked of the server (timeoutSeconds); then re-watch
+  // Silence that ends a watch (then it is reopened): a connection that died without a FIN
+  // must not hang discovery. 0: watch_timeout_s + 30 s (bookmarks are optional, so no less).
+  int64_t read_timeout_ms = 0;
+};
+
+// The URLs one slice contributes: for each endpoint with conditions.ready true (an absent
+// ready counts as ready, as the API says) and not terminating, each address at the named
+// port: "http://10.0.0.7:8000", "http://[fd00::7]:8000". Errors name the missing field.
+StatusOr<std::vector<std::string>> ReadyEndpointUrls(std::string_view slice_json, std::string_view port_name,
+                                                     std::string_view scheme);
+
+class EndpointSliceWatcher {
+ public:
+  // Called on the watcher's thread with the URLs that became ready and those that left, after
+  // each change (a re-list reports only the difference). Must not block for long.
+  using Callback = std::function<void(const std::vector<std::string>& added, const std::vector<std::string>& removed)>;
+
+  EndpointSliceWatcher(KubeClient client, EndpointSliceWatcherOptions options, Callback callback);
+  ~EndpointSliceWatcher();  // Stop()
+  EndpointSliceWatcher(const EndpointSliceWatcher&) = delete;
+  EndpointSliceWatcher& operator=(const EndpointSliceWatcher&) = delete;
+
+  // Lists once on the caller's thread (so a bad selector, namespace or credential fails here,
+  // with the server's message), reports the first set, then watches on a thread of its own.
+  Status Start();
+  void Stop();
+
+  std::vector<std::string> Endpoints() const;  // the current ready URLs, sorted
+  int64_t num_lists() const { return num_lists_; }      // initial list + re-lists
+  int64_t num_watches() const { return num_watches_; }  // watch requests made
+  std::string resource_version() const;
+
+ private:
+  Status List();  // ListOnce, with JSON type errors as DATA_LOSS
+  Status ListOnce();
+  // One watch request until the server ends it; *relist set on a 410 (event or status).
+  Status WatchOnce(bool* relist);
+  Status HandleEvent(std::string_view line, bool* relist);  // ApplyEvent, type errors as DATA_LOSS
+  Status ApplyEvent(std::string_view line, bool* relist);
+  void SetSlice(const std::string& name, std::set<std::string> urls);
+  void Replace(std::map<std::string, std::set<std::string>> slices);
+  void Report(const std::set<std::string>& before);
+  std::set<std::string> AllUrls() const;  // mu_ held
+  void Run();
+  std::string CollectionPath() const;
+
+  const KubeClient client_;
+  const EndpointSliceWatcherOptions options_;
+  const Callback callback_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::set<std::string>> slices_;  // slice name -> its ready URLs; mu_
+  std::string resource_version_;                         // mu_
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> num_lists_{0};
+  std::atomic<int64_t> num_watches_{0};
+  std::thread thread_;
+};
+
+}  // namespace surge::autoscale::k8s
