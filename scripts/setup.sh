@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   g++ clang-14 libclang-rt-14-dev cmake ninja-build make pkg-config git curl
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libpcre2-dev libyaml-dev libicu-dev libboost-dev
+  nlohmann-json3-dev libpcre2-dev libyaml-dev libicu-dev libboost-dev libssl-dev openssl
   python3 python3-torch python3-numpy chromium fonts-liberation
   prometheus  # promtool lints every /metrics in the tests
 )
