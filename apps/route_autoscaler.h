@@ -1,9 +1,10 @@
-// LocalAutoscaler: `surge route --spawn ... --autoscale POLICY_FILE` — the autoscale/ policy
-// driving the router's own spawned workers (the local actuator). Every interval it samples
-// each policed pool (the gateway's backends: waiting, KV usage; workers still starting as
-// pending; the tiers' needs-capacity signal), asks PoolAutoscaler for the count and resizes
-// the pool. Scaling down drains: the supervisor takes the worker out of the gateway first
-// (no new requests; in-flight ones finish), then SIGTERM lets the engine finish its own.
+// RouteAutoscaler: `surge route --autoscale POLICY_FILE` — the autoscale/ policy driving an
+// actuator: the router's own spawned workers (WorkerActuator, the embedded default) or a
+// Kubernetes Deployment's scale subresource (KubernetesActuator, with --kubernetes). Every
+// interval it samples each policed pool (the gateway's routable backends: waiting, KV usage;
+// replicas asked for but not ready as pending; the tiers' needs-capacity signal), asks
+// PoolAutoscaler for the count and resizes the pool. A local scale-down drains: the worker
+// leaves the gateway first (in-flight requests finish), then SIGTERM lets the engine finish.
 #pragma once
 
 #include <condition_variable>
@@ -14,27 +15,42 @@
 
 #include "autoscale/autoscaler.h"
 #include "router/gateway.h"
-#include "router/workers/worker_supervisor.h"
 
 namespace surge {
 
-class LocalAutoscaler {
+class ScaleActuator {
  public:
-  // Every pool of `config` must spawn workers (INVALID_ARGUMENT naming it otherwise).
-  static StatusOr<std::unique_ptr<LocalAutoscaler>> Start(autoscale::AutoscaleConfig config, router::Gateway& gateway,
-                                                          router::WorkerSupervisor& workers);
-  ~LocalAutoscaler();  // Stop()
+  virtual ~ScaleActuator() = default;
+  virtual bool Scales(const std::string& pool) const = 0;
+  // Replicas asked for that are not serving yet (starting, restarting, being scheduled).
+  virtual int NumPending(const std::string& pool, int num_ready) = 0;
+  virtual Status Resize(const std::string& pool, int num_replicas) = 0;
+};
+
+namespace router {
+class WorkerSupervisor;
+}  // namespace router
+
+// The spawned workers of the pools that spawn.
+std::unique_ptr<ScaleActuator> MakeWorkerActuator(const router::RouteConfig& config, router::WorkerSupervisor& workers);
+
+class RouteAutoscaler {
+ public:
+  // Every pool of `config` must be one the actuator scales (INVALID_ARGUMENT naming it).
+  static StatusOr<std::unique_ptr<RouteAutoscaler>> Start(autoscale::AutoscaleConfig config, router::Gateway& gateway,
+                                                          std::unique_ptr<ScaleActuator> actuator);
+  ~RouteAutoscaler();  // Stop()
   void Stop();
 
  private:
-  LocalAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway, router::WorkerSupervisor& workers);
+  RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway, std::unique_ptr<ScaleActuator> actuator);
   void Run();
   void Step();
-  autoscale::PoolMetrics Sample(const std::string& pool) const;
+  autoscale::PoolMetrics Sample(const std::string& pool);
 
   const autoscale::AutoscaleConfig config_;
   router::Gateway& gateway_;
-  router::WorkerSupervisor& workers_;
+  const std::unique_ptr<ScaleActuator> actuator_;
   std::vector<autoscale::PoolAutoscaler> pools_;
   std::mutex mu_;
   std::condition_variable cv_;

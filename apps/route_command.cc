@@ -279,11 +279,12 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
     std::fprintf(stderr, "surge route: %s\n", workers.status().message().c_str());
     return 2;  // a worker that cannot start: a bad model path or engine flag
   }
-  std::unique_ptr<LocalAutoscaler> autoscaler;
+  std::unique_ptr<RouteAutoscaler> autoscaler;
   if (autoscale_config) {
-    StatusOr<std::unique_ptr<LocalAutoscaler>> started =
-        *workers ? LocalAutoscaler::Start(std::move(*autoscale_config), **gateway, **workers)
-                 : StatusOr<std::unique_ptr<LocalAutoscaler>>(
+    StatusOr<std::unique_ptr<RouteAutoscaler>> started =
+        *workers ? RouteAutoscaler::Start(std::move(*autoscale_config), **gateway,
+                                          MakeWorkerActuator((*gateway)->config(), **workers))
+                 : StatusOr<std::unique_ptr<RouteAutoscaler>>(
                        InvalidArgumentError("--autoscale scales spawned workers: give --spawn N or a pool's spawn"));
     if (!started.ok()) {
       std::fprintf(stderr, "surge route: %s\n", started.status().message().c_str());
