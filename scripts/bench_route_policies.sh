@@ -8,8 +8,10 @@
 # holds what they hold). cache-aware is given --tokenizer MODEL_DIR (the engines' tokenizer) and
 # also reports the router's own hit estimate (cached / prompt blocks of what it routed).
 # Each engine: ENGINE_FLAGS (default --threads 1) and --kv-cache-memory KV_CACHE_MIB MiB
-# (default 2048). A run whose bench did not complete every request, or whose hit rate is not
-# in [0, 1], fails the script.
+# (default 2048). The router: ROUTE_FLAGS (default: no first-byte limit, 10 min between
+# chunks; the 30 s default idle limit cut 1-thread engines' long prefills mid-stream, whose
+# errors then ejected the backends). A run whose bench did not complete every request, or whose hit rate is not
+# in [0, 1], fails the script. IDEAL=0 skips the single-engine run.
 #   scripts/bench_route_policies.sh MODEL_DIR OUT_PREFIX ["POLICIES"] ["BENCH FLAGS"]
 # Issue 14's setting (110M model from tools/make_tiny_model.py --preset llama-110m):
 #   scripts/bench_route_policies.sh /tmp/llama110m /tmp/policies "cache-aware round-robin least-load" \
@@ -21,6 +23,7 @@ model=$1 out=$2 policies=${3:-"cache-aware round-robin least-load"}
 bench_flags=${4:-"--workload shared-prefix --num-groups 64 --prefix-len 1024 --input-len 32 --output-len 32 --concurrency 32 --num-requests 512"}
 num_engines=${NUM_ENGINES:-4} base_port=${PORT:-18400}
 engine_flags=${ENGINE_FLAGS:-"--threads 1"} kv_cache_mib=${KV_CACHE_MIB:-2048}
+route_flags=${ROUTE_FLAGS:-"--first-byte-timeout-ms 0 --idle-timeout-ms 600000 --health-timeout-ms 5000"}
 pids=()
 stop_all() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; pids=(); }
 trap stop_all EXIT
@@ -63,15 +66,18 @@ for policy in $policies; do
   for i in $(seq 0 $((num_engines - 1))); do backends+=(--backend "http://127.0.0.1:$((base_port + 1 + i))"); done
   policy_flags=(--policy "$policy")
   [ "$policy" = cache-aware ] && policy_flags+=(--tokenizer "$model")
-  build/surge route --host 127.0.0.1 --port "$base_port" "${policy_flags[@]}" "${backends[@]}" >"$out.route.$policy.log" 2>&1 &
+  # shellcheck disable=SC2086
+  build/surge route --host 127.0.0.1 --port "$base_port" "${policy_flags[@]}" $route_flags "${backends[@]}" >"$out.route.$policy.log" 2>&1 &
   pids+=($!)
   wait_health "$base_port" || { echo "surge route --policy $policy did not start: $out.route.$policy.log" >&2; exit 1; }
   run "$policy" "http://127.0.0.1:$base_port" "$num_engines"
   stop_all
 done
-start_engines 1 $((kv_cache_mib * num_engines))
-run single "http://127.0.0.1:$((base_port + 1))" 1
-stop_all
+if [ "${IDEAL:-1}" = 1 ]; then  # IDEAL=0: policies only
+  start_engines 1 $((kv_cache_mib * num_engines))
+  run single "http://127.0.0.1:$((base_port + 1))" 1
+  stop_all
+fi
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
