@@ -79,10 +79,13 @@ struct RetryConfig {
   int64_t backoff_max_ms = 200;
 };
 
+// LLM answers are slow by nature: a non-streamed answer's head comes only when the whole
+// generation is done, and a stream queued behind a busy engine may be silent for as long
+// as its prefill waits. Minutes, not nginx's 60 s, or long answers fail under load.
 struct TimeoutConfig {
   int64_t connect_ms = 2'000;
-  int64_t first_byte_ms = 60'000;  // request sent → first response byte (covers prefill)
-  int64_t idle_ms = 30'000;        // between two chunks of a response
+  int64_t first_byte_ms = 300'000;  // request sent → first response byte (covers prefill)
+  int64_t idle_ms = 300'000;        // between two chunks of a response
   int64_t total_ms = 600'000;      // one attempt, whole; 0: none
 };
 
