@@ -14,6 +14,7 @@
 
 #include "apps/commands.h"
 #include "apps/route_autoscaler.h"
+#include "apps/route_kubernetes.h"
 #include "autoscale/autoscaler.h"
 #include "base/flags.h"
 #include "router/backend_set.h"
@@ -94,6 +95,11 @@ constexpr MappedFlag kMapped[] = {
     {"trace-sample-ratio", "tracing", "sample_ratio", MappedFlag::kDouble,
      "fraction of new traces recorded (a client's traceparent decides for its own; default 1)"},
     {"otlp-service-name", "tracing", "service_name", MappedFlag::kString, "service.name (default surge-route)"},
+    {"kubernetes", "kubernetes", "target", MappedFlag::kString,
+     "NAMESPACE/SELECTOR: engines = ready endpoints of the matching EndpointSlices (watched)"},
+    {"kubernetes-port-name", "kubernetes", "port_name", MappedFlag::kString, "the slices' port to use (default http)"},
+    {"kubernetes-deployment", "kubernetes", "deployment", MappedFlag::kString,
+     "the engines' Deployment: --autoscale scales it through its scale subresource"},
     {"max-body-bytes", "", "max_body_bytes", MappedFlag::kInt, "larger request bodies get 413 (default 8388608)"},
     {"forward-authorization", "", "forward_authorization", MappedFlag::kBool, "pass Authorization to the backends"},
     {"drain-timeout-ms", "", "drain_timeout_ms", MappedFlag::kInt, "on SIGTERM, how long requests may finish (default 30000)"},
@@ -279,13 +285,28 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
     std::fprintf(stderr, "surge route: %s\n", workers.status().message().c_str());
     return 2;  // a worker that cannot start: a bad model path or engine flag
   }
+  const router::RouteConfig::Kubernetes& kube = (*gateway)->config().kubernetes;
+  const KubernetesFlags kube_flags{kube.target, kube.port_name, kube.deployment};
+  std::unique_ptr<autoscale::k8s::EndpointSliceWatcher> discovery;
+  if (!kube.target.empty()) {
+    StatusOr<std::unique_ptr<autoscale::k8s::EndpointSliceWatcher>> started = StartKubernetesDiscovery(kube_flags, **gateway);
+    if (!started.ok()) {
+      std::fprintf(stderr, "surge route: %s\n", started.status().message().c_str());
+      return 2;
+    }
+    discovery = std::move(started).value();
+  }
   std::unique_ptr<RouteAutoscaler> autoscaler;
   if (autoscale_config) {
+    StatusOr<std::unique_ptr<ScaleActuator>> actuator =
+        *workers ? StatusOr<std::unique_ptr<ScaleActuator>>(MakeWorkerActuator((*gateway)->config(), **workers))
+        : !kube.target.empty()
+            ? MakeKubernetesActuator(kube_flags)
+            : StatusOr<std::unique_ptr<ScaleActuator>>(InvalidArgumentError(
+                  "--autoscale scales spawned workers (--spawn N) or a Kubernetes Deployment (--kubernetes-deployment)"));
     StatusOr<std::unique_ptr<RouteAutoscaler>> started =
-        *workers ? RouteAutoscaler::Start(std::move(*autoscale_config), **gateway,
-                                          MakeWorkerActuator((*gateway)->config(), **workers))
-                 : StatusOr<std::unique_ptr<RouteAutoscaler>>(
-                       InvalidArgumentError("--autoscale scales spawned workers: give --spawn N or a pool's spawn"));
+        actuator.ok() ? RouteAutoscaler::Start(std::move(*autoscale_config), **gateway, std::move(actuator).value())
+                      : StatusOr<std::unique_ptr<RouteAutoscaler>>(actuator.status());
     if (!started.ok()) {
       std::fprintf(stderr, "surge route: %s\n", started.status().message().c_str());
       return 2;
@@ -301,6 +322,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
   if (autoscaler) autoscaler->Stop();  // no resizing while the workers drain
+  if (discovery) discovery->Stop();
   (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
   if (*workers) (*workers)->Stop();  // after the drain: the workers finish what the router sent
   std::fprintf(stderr, "surge route: stopped\n");

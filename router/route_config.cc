@@ -202,6 +202,12 @@ void ReadTracing(ObjectReader& r, RouteConfig* c) {
   r.String("service_name", &c->tracing.service_name);
 }
 
+void ReadKubernetes(ObjectReader& r, RouteConfig* c) {
+  r.String("target", &c->kubernetes.target);
+  r.String("port_name", &c->kubernetes.port_name);
+  r.String("deployment", &c->kubernetes.deployment);
+}
+
 void ReadHealth(ObjectReader& r, RouteConfig* c) {
   r.Int("interval_ms", &c->health.interval_ms, 1);
   r.Int("timeout_ms", &c->health.timeout_ms, 1);
@@ -239,7 +245,7 @@ void ReadSections(ObjectReader& top, RouteConfig* c) {
   const std::pair<const char*, SectionReader> sections[] = {
       {"listen", ReadListen}, {"policy_options", ReadPolicyOptions}, {"health", ReadHealth},
       {"breaker", ReadBreaker}, {"ejection", ReadEjection},           {"retry", ReadRetry},
-      {"timeouts", ReadTimeouts},      {"tracing", ReadTracing}};
+      {"timeouts", ReadTimeouts},      {"tracing", ReadTracing},         {"kubernetes", ReadKubernetes}};
   for (const auto& [name, read] : sections) {
     top.Nested(name, [c, read = read](const Json& tree, const std::string& path) {
       ObjectReader reader(tree, path);
@@ -306,8 +312,9 @@ Status ValidateRouteConfig(const RouteConfig& config) {
     }
     any_spawn = any_spawn || pool.spawn > 0;
   }
-  if (config.backends.empty() && !any_spawn) {
-    return InvalidArgumentError("no backends: give --backend URL, --spawn N --model PATH, or config key 'backends'");
+  if (config.backends.empty() && !any_spawn && config.kubernetes.target.empty()) {
+    return InvalidArgumentError(
+        "no backends: give --backend URL, --spawn N --model PATH, --kubernetes NS/SELECTOR or config key 'backends'");
   }
   if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
     return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");

@@ -121,6 +121,14 @@ struct RouteConfig {
     double sample_ratio = 1.0;
     std::string service_name = "surge-route";
   } tracing;
+  // Engines discovered on Kubernetes (apps/route_kubernetes.h): the ready endpoints of the
+  // EndpointSlices `target` ("NAMESPACE/SELECTOR") matches, in the default pool; off when
+  // empty. Config section "kubernetes": {"target", "port_name", "deployment"}.
+  struct Kubernetes {
+    std::string target;
+    std::string port_name = "http";
+    std::string deployment;  // the engines' Deployment, scaled by --autoscale
+  } kubernetes;
   // `model` aliases routed by request complexity (router/complexity.h), by alias name.
   std::map<std::string, ComplexityRule> aliases;
   int64_t worker_health_timeout_ms = 120'000;

@@ -149,7 +149,8 @@ export class FakeApiServer {
     this.watches.add(w);
     res.on('close', () => this.watches.delete(w));
     const timeout = Number(params.get('timeoutSeconds') ?? 0);
-    if (timeout > 0) setTimeout(() => { this.watches.delete(w); res.end(); }, timeout * 1000);
+    // unref: a pending watch timeout must not keep a finished test process alive.
+    if (timeout > 0) setTimeout(() => { this.watches.delete(w); res.end(); }, timeout * 1000).unref();
   }
 
   scaleObject(namespace, name, d) {

@@ -3,10 +3,10 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-export function startRouter(surgeBinary, backendUrls, extraArgs = []) {
+export function startRouter(surgeBinary, backendUrls, extraArgs = [], env = {}) {
   const args = ['route', '--host', '127.0.0.1', '--port', '0',
                 ...backendUrls.flatMap((url) => ['--backend', url]), ...extraArgs];
-  const proc = spawn(surgeBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(surgeBinary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   proc.stderr.on('data', (data) => { stderr += data; });
   return new Promise((resolve, reject) => {

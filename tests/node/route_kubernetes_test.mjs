@@ -1,0 +1,70 @@
+// surge route --kubernetes against the scripted API server (tests/node/fake_kube_apiserver.mjs,
+// itself checked against @kubernetes/client-node), over real TLS with a kubeconfig: a real
+// `surge serve` becomes a backend when its EndpointSlice endpoint is ready and leaves when
+// it is not; --autoscale with --kubernetes-deployment writes the Deployment's scale.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeApiServer, makeSlice, makeTestCertificates } from './fake_kube_apiserver.mjs';
+import { startRouter, waitFor } from './route_util.mjs';
+import { startServer, stopServer } from './serve_util.mjs';
+
+const SURGE = process.env.SURGE ?? 'build/surge';
+const NS = 'surge';
+const LABELS = { 'kubernetes.io/service-name': 'surge-engine' };
+const cleanups = [];
+after(async () => { for (const c of cleanups.reverse()) await c(); });
+
+async function numRoutable(baseUrl) {
+  return (await (await fetch(`${baseUrl}/health`)).json()).num_routable_backends;
+}
+
+test('discovery follows the slice; --autoscale scales the Deployment', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'route-kube-'));
+  const tls = makeTestCertificates(dir);
+  const fake = new FakeApiServer({ token: 's3cret', tls });
+  const port = await fake.listen();
+  cleanups.push(() => fake.close());
+  const kubeconfig = join(dir, 'kubeconfig.json');
+  writeFileSync(kubeconfig, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
+    clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': join(dir, 'ca.crt') } }],
+    users: [{ name: 'u', user: { token: 's3cret' } }],
+    contexts: [{ name: 'test', context: { cluster: 'c', user: 'u', namespace: NS } }] }));
+  const engine = await startServer(SURGE, ['--threads', '1']);
+  cleanups.push(() => stopServer(engine.proc));
+  const enginePort = Number(new URL(engine.baseUrl).port);
+  fake.applySlice('ADDED', makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.1' }], enginePort));
+  fake.setDeployment(NS, 'surge-engine', 1);
+  const policy = join(dir, 'policy.json');
+  writeFileSync(policy, JSON.stringify({ interval: '200ms', pools: { default: {
+    min_replicas: 2, max_replicas: 4, targets: { queue_depth_per_replica: 4 } } } }));
+  const router = await startRouter(SURGE, [], [
+    '--kubernetes', `${NS}/kubernetes.io/service-name=surge-engine`, '--kubernetes-deployment', 'surge-engine',
+    '--autoscale', policy, '--health-interval-ms', '100'], { KUBECONFIG: kubeconfig });
+  cleanups.push(() => new Promise((r) => { router.proc.once('exit', r); router.proc.kill('SIGTERM'); }));
+  assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 1), 'the ready endpoint is a backend');
+  const response = await fetch(`${router.baseUrl}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 4 }) });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('x-surge-backend'), `http://127.0.0.1:${enginePort}`);
+  // min_replicas 2 over a Deployment of 1: the scale subresource is written.
+  assert.ok(await waitFor(() => fake.deployments.get(`${NS}/surge-engine`).replicas === 2, 5000),
+            `scaled to 2: ${router.stderr()}`);
+  // The endpoint turns not ready (the pod is terminating): no longer routed to.
+  fake.applySlice('MODIFIED', makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.1', ready: false }], enginePort));
+  assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 0), 'the endpoint left the pool');
+  const none = await fetch(`${router.baseUrl}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'x', max_tokens: 1 }) });
+  assert.equal(none.status, 503);
+});
+
+test('a bad --kubernetes target exits 2 naming it', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const result = spawnSync(SURGE, ['route', '--kubernetes', 'no-selector'], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /--kubernetes wants NAMESPACE\/SELECTOR/);
+});
