@@ -13,8 +13,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from chromium_util import CHROMIUM, run_chromium  # noqa: E402
 SURGE = sys.argv.pop(1) if len(sys.argv) > 1 else "build/surge"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TMP = tempfile.mkdtemp(prefix="scale_cli_test_")
 BENCH_TWO = "autoscale/testdata/bench_two_points.json"   # 10 QPS at 0.5 s, 20 QPS at 1.5 s
 BENCH_SEED = "autoscale/testdata/bench_seed_engine.json"
@@ -26,18 +27,6 @@ def path(name):
 
 def simulate(*args):
     return subprocess.run([SURGE, "scale", "simulate", *map(str, args)], capture_output=True, text=True, timeout=60)
-
-
-def run_chromium(*args):
-    profile = tempfile.mkdtemp(prefix="surge_chromium_")
-    try:
-        return subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", *args],
-            capture_output=True, text=True, timeout=60)
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 class ScaleSimulateTest(unittest.TestCase):

@@ -12,23 +12,12 @@ import tempfile
 import unittest
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from chromium_util import CHROMIUM, run_chromium  # noqa: E402
 from bench_util import ScriptedServer, bench, temp_path
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Series colours the charts draw with (A and B): they must show up in the screenshot.
 SERIES_COLORS = [(0x1F, 0x77, 0xB4), (0xD6, 0x27, 0x28)]
-
-
-def run_chromium(*args):
-    profile = tempfile.mkdtemp(prefix="surge_chromium_")
-    try:
-        return subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", *args],
-            capture_output=True, text=True, timeout=60)
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def decode_png(data):
