@@ -60,6 +60,7 @@ autoscale::PoolMetrics RouteAutoscaler::Sample(const std::string& pool) {
     // The engine's own queue, or this router's in-flight count when it reports none.
     sample.num_waiting = load.num_waiting >= 0 ? load.num_waiting : backend->num_in_flight();
     if (load.kv_usage >= 0) sample.kv_usage = load.kv_usage;
+    if (load.busy_fraction >= 0) sample.busy_fraction = load.busy_fraction;
     replicas.push_back(sample);
   }
   // Capacity coming (the pending-replica guard): loading, restarting, being scheduled.

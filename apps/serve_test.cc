@@ -188,6 +188,14 @@ TEST_F(ServeTest, MetricsParseAndCountersMove) {
   EXPECT_EQ(MetricValue(after.body, "surge_kv_cache_usage_ratio"), 0);
   EXPECT_GE(MetricValue(after.body, "surge_num_preemptions_total"), 0);
   EXPECT_GE(MetricValue(after.body, "surge_prompt_tokens_total"), 2);
+  // 7 tokens took at least 7 steps, and their time is busy time; the fraction is one.
+  EXPECT_GE(MetricValue(after.body, "surge_engine_steps_total") - std::max(MetricValue(before, "surge_engine_steps_total"), 0.0), 7);
+  EXPECT_GT(MetricValue(after.body, "surge_engine_busy_seconds_total"), 0);
+  const double busy = MetricValue(after.body, "surge_engine_busy_fraction");
+  EXPECT_GT(busy, 0);
+  EXPECT_LE(busy, 1);
+  EXPECT_GT(MetricValue(after.body, "process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GT(MetricValue(after.body, "process_cpu_seconds_total"), 0);
 }
 
 // A prompt sent again reuses its cached full blocks: the answer is the same, its usage

@@ -245,8 +245,10 @@ void Engine::Step() {
   const SchedulerOutput& plan = scheduler_.Schedule();
   if (plan.chunks.empty()) return;  // only right after a preemption, which frees blocks
   MarkScheduled(plan);
+  const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
   Postprocess(plan, logits);
+  busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   ++num_steps_;
   if (options_.check_invariants) {
     const Status status = scheduler_.CheckInvariants();
@@ -446,6 +448,7 @@ EngineStats Engine::CurrentStats(bool ready) const {
   stats.num_total_blocks = kv_.num_total_blocks();
   stats.num_preemptions = scheduler_.num_preemptions();
   stats.num_steps = num_steps_;
+  stats.busy_us = busy_us_;
   stats.num_prompt_tokens_computed = num_prompt_tokens_computed_;
   stats.num_generation_tokens = num_generation_tokens_;
   stats.prefix_caching = kv_.prefix_caching();

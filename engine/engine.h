@@ -122,6 +122,7 @@ class Engine final : public EngineClient {
   SamplerScratch sampler_scratch_;
   TokenLogProbs logprobs_;
   int64_t num_steps_ = 0;
+  int64_t busy_us_ = 0;  // wall time inside Step's forward and postprocess (the busy fraction)
   int64_t num_prompt_tokens_computed_ = 0;
   int64_t num_generation_tokens_ = 0;
 

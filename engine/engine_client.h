@@ -121,6 +121,7 @@ struct EngineStats {
   int64_t num_total_blocks = 0;
   int64_t num_preemptions = 0;
   int64_t num_steps = 0;                   // forward passes run
+  int64_t busy_us = 0;                     // wall time inside steps (forward + sampling), microseconds
   int64_t num_prompt_tokens_computed = 0;  // prefill tokens run, recomputation included
   int64_t num_generation_tokens = 0;       // tokens sampled
   // Prefix caching: blocks the cache names now, and counters since start-up.

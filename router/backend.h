@@ -20,6 +20,7 @@ struct EngineLoad {
   double num_running = -1;
   double num_waiting = -1;
   double kv_usage = -1;  // [0, 1]
+  double busy_fraction = -1;  // [0, 1]: time in engine steps (surge_engine_busy_fraction)
 };
 
 int64_t SteadyNowMs();

@@ -6,7 +6,7 @@
 namespace surge::router {
 namespace {
 
-enum class Field { kNone, kRunning, kWaiting, kKvUsage };
+enum class Field { kNone, kRunning, kWaiting, kKvUsage, kBusy };
 
 Field FieldOf(std::string_view name) {
   if (name == "surge_num_requests_running" || name == "vllm:num_requests_running") return Field::kRunning;
@@ -15,6 +15,7 @@ Field FieldOf(std::string_view name) {
       name == "vllm:kv_cache_usage_perc") {
     return Field::kKvUsage;
   }
+  if (name == "surge_engine_busy_fraction") return Field::kBusy;
   return Field::kNone;
 }
 
@@ -38,8 +39,8 @@ bool ParseSample(std::string_view line, std::string_view* name, double* value) {
 }  // namespace
 
 EngineLoad ParseEngineLoad(std::string_view text) {
-  double sums[4] = {0, 0, 0, 0};
-  int counts[4] = {0, 0, 0, 0};
+  double sums[5] = {0, 0, 0, 0, 0};
+  int counts[5] = {0, 0, 0, 0, 0};
   while (!text.empty()) {
     size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -57,6 +58,7 @@ EngineLoad ParseEngineLoad(std::string_view text) {
   if (counts[1] > 0) load.num_running = sums[1];
   if (counts[2] > 0) load.num_waiting = sums[2];
   if (counts[3] > 0) load.kv_usage = sums[3] / counts[3];
+  if (counts[4] > 0) load.busy_fraction = sums[4] / counts[4];
   return load;
 }
 

@@ -95,8 +95,9 @@ TEST(EngineMetricsTest, ReadsSurgeAndVllmNames) {
   EngineLoad surge = ParseEngineLoad(
       "# HELP surge_num_requests_running x\n# TYPE surge_num_requests_running gauge\n"
       "surge_num_requests_running 3\nsurge_num_requests_waiting 2\nsurge_kv_cache_usage_ratio 0.25\n"
-      "surge_num_requests_running_total 99\n");
+      "surge_num_requests_running_total 99\nsurge_engine_busy_fraction 0.75\n");
   EXPECT_EQ(surge.num_running, 3);
+  EXPECT_DOUBLE_EQ(surge.busy_fraction, 0.75);
   EXPECT_EQ(surge.num_waiting, 2);
   EXPECT_DOUBLE_EQ(surge.kv_usage, 0.25);
   EngineLoad vllm = ParseEngineLoad(
@@ -108,6 +109,7 @@ TEST(EngineMetricsTest, ReadsSurgeAndVllmNames) {
   EngineLoad none = ParseEngineLoad("other_metric 1\n");
   EXPECT_EQ(none.num_running, -1);
   EXPECT_EQ(none.kv_usage, -1);
+  EXPECT_EQ(none.busy_fraction, -1);
 }
 
 RouteConfig TwoPools() {

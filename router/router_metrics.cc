@@ -75,6 +75,7 @@ std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> back
       in_flight_.WithLabels({url}).Set(0);
     }
   }
+  process_.Refresh();
   return registry_.Expose();
 }
 

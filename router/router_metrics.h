@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "obs/metrics.h"
+#include "obs/process_metrics.h"
 #include "router/backend.h"
 #include "router/policy.h"
 
@@ -42,6 +43,7 @@ class RouterMetrics {
 
  private:
   obs::Registry registry_;
+  obs::ProcessMetrics process_{&registry_};
   obs::CounterFamily& requests_;
   obs::CounterFamily& retries_;
   obs::CounterFamily& ejections_;

@@ -1,6 +1,7 @@
 #include "server/server_metrics.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace surge {
 namespace {
@@ -46,7 +47,15 @@ ServerMetrics::ServerMetrics()
       prefix_cache_hit_rate_(registry_.AddGauge(
           "surge_prefix_cache_hit_rate", "Prompt tokens found in the prefix cache / tokens looked up, since start-up")),
       prefix_cache_blocks_(registry_.AddGauge("surge_prefix_cache_cached_blocks",
-                                              "KV blocks whose contents the prefix cache names (held or not)")) {
+                                              "KV blocks whose contents the prefix cache names (held or not)")),
+      busy_seconds_(registry_.AddCounter("surge_engine_busy_seconds_total",
+                                         "Wall time the engine loop spent in steps (forward pass and sampling); "
+                                         "rate() of it is the busy fraction")),
+      steps_(registry_.AddCounter("surge_engine_steps_total", "Engine steps (forward passes) run")),
+      busy_fraction_(registry_.AddGauge("surge_engine_busy_fraction",
+                                        "Fraction of wall time in engine steps since the previous scrape (0..1): "
+                                        "the CPU/GPU-utilisation analogue an autoscaler reads")),
+      process_(&registry_) {
   auto mirror = [&](const char* name, const char* help, int64_t EngineStats::*total) {
     mirrors_.push_back({&registry_.AddCounter(name, help), total});
   };
@@ -91,6 +100,20 @@ void ServerMetrics::ObserveGeneration(double ttft_seconds, double e2e_seconds, i
   }
 }
 
+void ServerMetrics::RefreshBusy(const EngineStats& stats) {
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()).count();
+  const int64_t busy_delta_us = std::max<int64_t>(stats.busy_us - last_busy_us_, 0);
+  busy_seconds_.Increment(static_cast<double>(busy_delta_us) / 1e6);
+  steps_.Increment(static_cast<double>(std::max<int64_t>(stats.num_steps - last_steps_, 0)));
+  if (last_scrape_us_ > 0 && now_us > last_scrape_us_) {
+    busy_fraction_.Set(std::clamp(static_cast<double>(busy_delta_us) / static_cast<double>(now_us - last_scrape_us_), 0.0, 1.0));
+  }
+  last_busy_us_ = std::max(last_busy_us_, stats.busy_us);
+  last_steps_ = std::max(last_steps_, stats.num_steps);
+  last_scrape_us_ = now_us;
+}
+
 std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExporterStats* traces) {
   std::lock_guard<std::mutex> lock(scrape_mu_);
   running_.Set(stats.num_running);
@@ -110,6 +133,8 @@ std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExpor
     mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
     mirror.last = std::max(mirror.last, total);
   }
+  RefreshBusy(stats);
+  process_.Refresh();
   const int64_t queried = stats.prefix_cache_queried_tokens;
   prefix_cache_hit_rate_.Set(queried > 0 ? static_cast<double>(stats.prefix_cache_hit_tokens) / queried : 0.0);
   prefix_cache_blocks_.Set(static_cast<double>(stats.num_cached_blocks));

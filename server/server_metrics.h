@@ -10,6 +10,7 @@
 
 #include "engine/engine_client.h"
 #include "obs/metrics.h"
+#include "obs/process_metrics.h"
 #include "obs/span_exporter.h"
 
 namespace surge {
@@ -51,6 +52,15 @@ class ServerMetrics {
   obs::HistogramFamily& ttft_by_tier_;
   obs::Gauge& prefix_cache_hit_rate_;
   obs::Gauge& prefix_cache_blocks_;
+  // Busy fraction: time in engine steps / wall time, as a counter (rate() it) and as the
+  // fraction since the previous scrape (what a router or autoscaler reads directly).
+  obs::Counter& busy_seconds_;
+  obs::Counter& steps_;
+  obs::Gauge& busy_fraction_;
+  int64_t last_busy_us_ = 0;    // guarded by scrape_mu_
+  int64_t last_steps_ = 0;      // guarded by scrape_mu_
+  int64_t last_scrape_us_ = 0;  // guarded by scrape_mu_ (steady clock)
+  obs::ProcessMetrics process_;
   // Engine counters, mirrored: each scrape adds what the engine's total grew by.
   struct Mirror {
     obs::Counter* counter;
@@ -64,6 +74,7 @@ class ServerMetrics {
     int64_t last = 0;  // guarded by scrape_mu_
   };
   std::vector<TraceMirror> trace_mirrors_;
+  void RefreshBusy(const EngineStats& stats);  // scrape_mu_ held
   std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
 };
 
