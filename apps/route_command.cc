@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/commands.h"
@@ -261,6 +263,14 @@ StatusOr<std::unique_ptr<router::WorkerSupervisor>> StartWorkers(router::Gateway
       router::WorkerSupervisor::Start(std::move(specs), options, on_event);
   if (!supervisor.ok()) return supervisor.status();
   if (Status status = (*supervisor)->WaitUntilUp(config.worker_health_timeout_ms); !status.ok()) return status;
+  // WaitUntilUp sees the workers up; their kUp events (AddBackend) follow on the
+  // supervisor's thread: the router is ready once the gateway has them all.
+  size_t num_expected = config.backends.size();
+  for (const auto& [name, pool] : config.pools) num_expected += static_cast<size_t>(pool.spawn);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (gateway.backends().Snapshot().size() < num_expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   return supervisor;
 }
 
