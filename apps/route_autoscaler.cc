@@ -5,7 +5,6 @@
 
 #include "router/backend.h"
 #include "router/backend_set.h"
-#include "router/workers/worker_supervisor.h"
 
 namespace surge {
 
@@ -18,6 +17,11 @@ StatusOr<std::unique_ptr<RouteAutoscaler>> RouteAutoscaler::Start(autoscale::Aut
                                   "' has nothing to scale (spawned workers: --spawn N or --pool NAME:spawn=N; "
                                   "on Kubernetes: --kubernetes-deployment, the default pool)");
     }
+    if (!pool.classes.empty() && !actuator->PlacesClasses()) {
+      return InvalidArgumentError("--autoscale: pool '" + pool.name +
+                                  "' has capacity classes, which only spawned workers place (on Kubernetes, run "
+                                  "one Deployment per class, each with its own HPA or KEDA ScaledObject)");
+    }
   }
   std::unique_ptr<RouteAutoscaler> scaler(new RouteAutoscaler(std::move(config), gateway, std::move(actuator)));
   scaler->thread_ = std::thread([raw = scaler.get()] { raw->Run(); });
@@ -26,7 +30,19 @@ StatusOr<std::unique_ptr<RouteAutoscaler>> RouteAutoscaler::Start(autoscale::Aut
 
 RouteAutoscaler::RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway,
                                  std::unique_ptr<ScaleActuator> actuator)
-    : config_(std::move(config)), gateway_(gateway), actuator_(std::move(actuator)) {
+    : config_(std::move(config)),
+      gateway_(gateway),
+      actuator_(std::move(actuator)),
+      replicas_(gateway.metrics_registry().AddGaugeFamily(
+          "surge_autoscale_replicas", "Replicas on the autoscaler's books, by pool and capacity class",
+          {"pool", "class"})),
+      usd_per_hour_(gateway.metrics_registry().AddGaugeFamily(
+          "surge_autoscale_cost_usd_per_hour", "What the pool's replicas of a class cost per hour (replicas x price)",
+          {"pool", "class"})),
+      cost_usd_(gateway.metrics_registry().AddCounterFamily(
+          "surge_autoscale_cost_usd_total", "Cost of the replicas since start-up, by pool and class", {"pool", "class"})),
+      desired_(gateway.metrics_registry().AddGaugeFamily("surge_autoscale_desired_replicas",
+                                                         "The policy's last desired replica count", {"pool"})) {
   for (const autoscale::PoolConfig& pool : config_.pools) pools_.emplace_back(pool);
 }
 
@@ -73,43 +89,32 @@ void RouteAutoscaler::Step() {
   const autoscale::Instant now =
       std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   for (autoscale::PoolAutoscaler& pool : pools_) {
+    actuator_->Reconcile(pool.name(), pool.classes(), now);
     const autoscale::PoolMetrics metrics = Sample(pool.name());
     const autoscale::Decision decision = pool.Decide(now, metrics);
+    Publish(pool, decision, now);
     if (decision.desired_replicas == decision.current_replicas) continue;
     std::fprintf(stderr, "surge route: autoscale pool %s: %d -> %d (%s)\n", pool.name().c_str(),
                  decision.current_replicas, decision.desired_replicas, decision.reason.c_str());
-    if (Status status = actuator_->Resize(pool.name(), decision.desired_replicas); !status.ok()) {
+    Status status = actuator_->Resize(pool.name(), decision.desired_replicas, pool.classes(), now);
+    if (!status.ok()) {
       std::fprintf(stderr, "surge route: autoscale pool %s: %s\n", pool.name().c_str(), status.message().c_str());
     }
   }
+  last_step_ = now;
 }
 
-// The router's own workers: pending = starting or restarting after a crash.
-class WorkerActuator final : public ScaleActuator {
- public:
-  WorkerActuator(const router::RouteConfig& config, router::WorkerSupervisor& workers)
-      : config_(config), workers_(workers) {}
-  bool Scales(const std::string& pool) const override {
-    auto it = config_.pools.find(pool);
-    return it != config_.pools.end() && it->second.spawn > 0;
+void RouteAutoscaler::Publish(autoscale::PoolAutoscaler& pool, const autoscale::Decision& decision,
+                              autoscale::Instant now) {
+  const autoscale::CapacityClasses& classes = pool.classes();
+  const double hours = last_step_ == autoscale::Instant{} ? 0 : std::chrono::duration<double>(now - last_step_).count() / 3600;
+  for (size_t i = 0; i < classes.classes().size(); ++i) {
+    const std::string& name = classes.classes()[i].name;
+    replicas_.WithLabels({pool.name(), name}).Set(classes.NumReplicas(i));
+    usd_per_hour_.WithLabels({pool.name(), name}).Set(classes.UsdPerHour(i));
+    cost_usd_.WithLabels({pool.name(), name}).Increment(classes.UsdPerHour(i) * hours);
   }
-  int NumPending(const std::string& pool, int) override {
-    int num = 0;
-    for (const router::WorkerInfo& worker : workers_.workers()) {
-      const bool coming = worker.state == router::WorkerState::kStarting || worker.state == router::WorkerState::kBackoff;
-      num += worker.pool == pool && coming ? 1 : 0;
-    }
-    return num;
-  }
-  Status Resize(const std::string& pool, int num_replicas) override { return workers_.Resize(pool, num_replicas); }
-
- private:
-  const router::RouteConfig& config_;
-  router::WorkerSupervisor& workers_;
-};
-
-std::unique_ptr<ScaleActuator> MakeWorkerActuator(const router::RouteConfig& config, router::WorkerSupervisor& workers) {
-  return std::make_unique<WorkerActuator>(config, workers);
+  desired_.WithLabels({pool.name()}).Set(decision.desired_replicas);
 }
 
 }  // namespace surge

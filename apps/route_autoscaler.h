@@ -14,25 +14,27 @@
 #include <vector>
 
 #include "autoscale/autoscaler.h"
+#include "obs/metrics.h"
 #include "router/gateway.h"
 
 namespace surge {
 
+// Called from the autoscaler's thread only.
 class ScaleActuator {
  public:
   virtual ~ScaleActuator() = default;
   virtual bool Scales(const std::string& pool) const = 0;
+  // Whether Resize places replicas in the pool's capacity classes (and Reconcile keeps the
+  // books); a pool with classes needs an actuator that does.
+  virtual bool PlacesClasses() const { return false; }
   // Replicas asked for that are not serving yet (starting, restarting, being scheduled).
   virtual int NumPending(const std::string& pool, int num_ready) = 0;
-  virtual Status Resize(const std::string& pool, int num_replicas) = 0;
+  // `classes`: the pool's books, which an actuator that places classes keeps current.
+  virtual Status Resize(const std::string& pool, int num_replicas, autoscale::CapacityClasses& classes,
+                        autoscale::Instant now) = 0;
+  // Each interval before sampling: replicas that became ready, reclaimed, or finished moving.
+  virtual void Reconcile(const std::string& pool, autoscale::CapacityClasses& classes, autoscale::Instant now) {}
 };
-
-namespace router {
-class WorkerSupervisor;
-}  // namespace router
-
-// The spawned workers of the pools that spawn.
-std::unique_ptr<ScaleActuator> MakeWorkerActuator(const router::RouteConfig& config, router::WorkerSupervisor& workers);
 
 class RouteAutoscaler {
  public:
@@ -47,11 +49,18 @@ class RouteAutoscaler {
   void Run();
   void Step();
   autoscale::PoolMetrics Sample(const std::string& pool);
+  void Publish(autoscale::PoolAutoscaler& pool, const autoscale::Decision& decision, autoscale::Instant now);
 
   const autoscale::AutoscaleConfig config_;
   router::Gateway& gateway_;
   const std::unique_ptr<ScaleActuator> actuator_;
   std::vector<autoscale::PoolAutoscaler> pools_;
+  // Per pool and class: replicas, price, cost so far, reclaims; per pool: the desired count.
+  obs::GaugeFamily& replicas_;
+  obs::GaugeFamily& usd_per_hour_;
+  obs::CounterFamily& cost_usd_;
+  obs::GaugeFamily& desired_;
+  autoscale::Instant last_step_{};  // the cost integral's previous point
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;  // guarded by mu_

@@ -17,6 +17,7 @@
 #include "apps/commands.h"
 #include "apps/route_autoscaler.h"
 #include "apps/route_kubernetes.h"
+#include "apps/worker_actuator.h"
 #include "autoscale/autoscaler.h"
 #include "base/flags.h"
 #include "router/backend_set.h"

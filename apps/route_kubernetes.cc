@@ -27,7 +27,9 @@ class KubernetesActuator final : public ScaleActuator {
     StatusOr<autoscale::k8s::DeploymentScale> scale = scaler_.Get();
     return scale.ok() ? std::max(0, scale->spec_replicas - num_ready) : 0;
   }
-  Status Resize(const std::string&, int num_replicas) override { return scaler_.SetReplicas(num_replicas).status(); }
+  Status Resize(const std::string&, int num_replicas, autoscale::CapacityClasses&, autoscale::Instant) override {
+    return scaler_.SetReplicas(num_replicas).status();
+  }
 
  private:
   autoscale::k8s::DeploymentScaler scaler_;

@@ -17,6 +17,10 @@ struct CapacityClassConfig {
   std::string name;
   int max_replicas = 0;
   double usd_per_hour = 0;  // per replica
+  // Spot-like: a replica of this class that exits without being asked to was reclaimed (its
+  // class backs off and the replacement goes to the next class with room). Otherwise an
+  // unexpected exit is a crash, and the same replica restarts in place.
+  bool preemptible = false;
   // After a reclaim the class takes no new replica for initial_backoff, doubling with each
   // reclaim that follows within backoff_reset of the previous one, up to max_backoff.
   Duration initial_backoff{std::chrono::seconds(30)};

@@ -65,6 +65,13 @@ class Fields {
     *out = value;
     return OkStatus();
   }
+  Status Bool(const std::string& key, bool* out) {
+    const Json* v = Find(key);
+    if (!v) return OkStatus();
+    if (!v->is_boolean()) return Error(key, "expected true or false");
+    *out = v->get<bool>();
+    return OkStatus();
+  }
   Status String(const std::string& key, std::string* out) {
     const Json* v = Find(key);
     if (!v) return OkStatus();
@@ -130,6 +137,7 @@ Status ReadClass(const Json& json, const std::string& path, CapacityClassConfig*
   RETURN_IF_ERROR(f.String("name", &c->name));
   RETURN_IF_ERROR(f.Int("max_replicas", &max_replicas));
   RETURN_IF_ERROR(f.Number("usd_per_hour", &c->usd_per_hour));
+  RETURN_IF_ERROR(f.Bool("preemptible", &c->preemptible));
   RETURN_IF_ERROR(f.Time("initial_backoff", &c->initial_backoff));
   RETURN_IF_ERROR(f.Time("max_backoff", &c->max_backoff));
   RETURN_IF_ERROR(f.Time("backoff_reset", &c->backoff_reset));

@@ -54,6 +54,8 @@ TEST(AutoscaleConfigTest, ShippedExamplesLoad) {
   ASSERT_EQ(chat.classes.size(), 2u);
   EXPECT_EQ(chat.classes[0].initial_backoff, minutes(1));
   EXPECT_EQ(chat.classes[1].initial_backoff, seconds(30));  // default
+  EXPECT_TRUE(chat.classes[0].preemptible);
+  EXPECT_FALSE(chat.classes[1].preemptible);  // default
   EXPECT_EQ(chat.schedule.zone().name(), "Europe/Berlin");
   PoolAutoscaler autoscaler(chat);
   // Monday 2024-05-06 10:00 CEST is 08:00 UTC: the workday rule.
@@ -71,6 +73,8 @@ TEST(AutoscaleConfigTest, UnknownKeysAreRefusedByName) {
             "autoscale policy: pools.p.scale_down: unknown key 'max_factor'");
   EXPECT_EQ(ErrorOf(Pool(R"("classes": [{"name": "spot", "max_replicas": 2, "price": 1}])")),
             "autoscale policy: pools.p.classes[0]: unknown key 'price'");
+  EXPECT_EQ(ErrorOf(Pool(R"("classes": [{"name": "spot", "max_replicas": 2, "preemptible": "yes"}])")),
+            "autoscale policy: pools.p.classes[0].preemptible: expected true or false");
   EXPECT_EQ(ErrorOf(Pool(R"("schedule": {"rules": [{"name": "a", "cron": "* * * * *", "min_replicas": 1},
                                                     {"name": "b", "crn": "* * * * *"}]})")),
             "autoscale policy: pools.p.schedule.rules[1]: unknown key 'crn'");

@@ -111,6 +111,8 @@ std::string Gateway::url() const {
   return "http://" + (ipv6 ? "[" + config_.host + "]" : config_.host) + ":" + std::to_string(port());
 }
 
+obs::Registry& Gateway::metrics_registry() { return metrics_->registry(); }
+
 Status Gateway::AddBackend(std::string_view pool, std::string_view url, double weight) {
   return backends_->AddBackend(pool, url, weight);
 }

@@ -13,6 +13,7 @@
 #include "router/route_config.h"
 
 namespace surge::obs {
+class Registry;
 class SpanExporter;
 class Tracer;
 }  // namespace surge::obs
@@ -56,6 +57,8 @@ class Gateway {
   void Stop();
 
   const RouteConfig& config() const { return config_; }
+  // For other parts' families (the autoscaler's), rendered at GET /metrics.
+  obs::Registry& metrics_registry();
   BackendSet& backends() { return *backends_; }
 
  private:

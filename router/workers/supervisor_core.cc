@@ -140,6 +140,9 @@ void SupervisorCore::Reconcile(Clock::time_point now, std::vector<WorkerEvent>& 
     }
     return;
   }
+  for (auto& worker : workers_) {
+    if (worker->retire_requested && !worker->retiring) Retire(*worker, events);
+  }
   for (auto& [name, pool] : pools_) {
     std::vector<Worker*> live;
     for (auto& worker : workers_) {

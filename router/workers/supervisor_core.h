@@ -40,6 +40,7 @@ struct Worker {
   bool ever_up = false;
   bool failed_before_up = false;
   bool retiring = false;      // resize down or Stop: removed once its process is reaped
+  bool retire_requested = false;  // Retire(name): retired at the next round
   bool term_pending = false;  // SIGTERM once the events of this round are delivered
   bool remove = false;
   std::string kill_reason;  // why the supervisor killed it, for last_exit
@@ -60,6 +61,7 @@ class SupervisorCore {
   Status WaitUntilUp(int64_t timeout_ms);
   std::vector<WorkerInfo> Snapshot() const;
   Status Resize(const std::string& pool, int32_t num_workers);
+  Status Retire(const std::string& name);
   void Stop();
 
  private:

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -95,6 +96,7 @@ std::vector<WorkerInfo> WorkerSupervisor::workers() const { return core_->Snapsh
 Status WorkerSupervisor::Resize(const std::string& pool, int32_t num_workers) {
   return core_->Resize(pool, num_workers);
 }
+Status WorkerSupervisor::Retire(const std::string& name) { return core_->Retire(name); }
 void WorkerSupervisor::Stop() { core_->Stop(); }
 
 namespace internal {
@@ -166,6 +168,22 @@ Status SupervisorCore::Resize(const std::string& pool, int32_t num_workers) {
     if (found == pools_.end()) return NotFoundError("no worker pool '" + pool + "'");
     if (stopping_) return UnavailableError("the worker supervisor was stopped");
     found->second.num_wanted = num_workers;
+  }
+  inbox_->Wake();
+  return OkStatus();
+}
+
+Status SupervisorCore::Retire(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return UnavailableError("the worker supervisor was stopped");
+    auto found = std::find_if(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& worker) {
+      return worker->name == name && !worker->retiring && !worker->retire_requested;
+    });
+    if (found == workers_.end()) return NotFoundError("no running worker '" + name + "'");
+    (*found)->retire_requested = true;
+    int32_t& num_wanted = pools_.at((*found)->pool).num_wanted;
+    num_wanted = std::max(num_wanted - 1, 0);
   }
   inbox_->Wake();
   return OkStatus();

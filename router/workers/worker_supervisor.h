@@ -102,6 +102,10 @@ class WorkerSupervisor {
   // healthy). Down: the newest workers (highest index) get kDown, then SIGTERM, and are
   // removed once they exit. Returns at once; NOT_FOUND for an unknown pool.
   Status Resize(const std::string& pool, int32_t num_workers);
+  // Stops this one worker for good and lowers its pool's count by one: kDown, SIGTERM, removed
+  // once it exits (at once when in back-off). Capacity classes pick which replica goes, not
+  // the newest. NOT_FOUND when no worker of that name runs or restarts.
+  Status Retire(const std::string& name);
 
   // kDown for every up worker, SIGTERM to all, SIGKILL to those still running after
   // stop_timeout_ms, all reaped before it returns. Idempotent.

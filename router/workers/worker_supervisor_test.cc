@@ -235,6 +235,32 @@ TEST(WorkerSupervisorTest, ResizeUpThenDownStopsNewestAfterTheirKDown) {
   ExpectServes(one[0].url);
 }
 
+// Retire stops the named worker, not the newest, and the pool stays one smaller; a later
+// Resize up fills the lowest free index again.
+TEST(WorkerSupervisorTest, RetireStopsTheNamedWorkerForGood) {
+  EventLog log;
+  auto supervisor = StartOrDie({Spec("p", 2)}, TestOptions(), log);
+  ASSERT_TRUE(supervisor->WaitUntilUp(20'000).ok());
+  log.WaitFor(WorkerEvent::kUp, 2);
+  const std::vector<WorkerInfo> two = supervisor->workers();
+  EXPECT_EQ(supervisor->Retire("p-9").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(supervisor->Retire("p-0").ok());
+  EXPECT_EQ(supervisor->Retire("p-0").code(), StatusCode::kNotFound) << "already retiring";
+  std::vector<WorkerEvent> events = log.WaitFor(WorkerEvent::kDown, 1);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].name, "p-0");
+  for (int i = 0; i < 1000 && supervisor->workers().size() > 1; ++i) std::this_thread::sleep_for(milliseconds(10));
+  const std::vector<WorkerInfo> one = supervisor->workers();
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].name, "p-1");
+  EXPECT_TRUE(ProcessGone(Find(two, "p-0")->pid));
+  std::this_thread::sleep_for(milliseconds(300));  // no restart comes back for it
+  EXPECT_EQ(supervisor->workers().size(), 1u);
+  ASSERT_TRUE(supervisor->Resize("p", 2).ok());
+  ASSERT_TRUE(supervisor->WaitUntilUp(20'000).ok());
+  EXPECT_NE(Find(supervisor->workers(), "p-0"), nullptr);
+}
+
 TEST(WorkerSupervisorTest, StartRefusesBadSpecsNamingThem) {
   auto refuse = [](std::vector<WorkerSpec> specs, SupervisorOptions options, const std::string& needle) {
     auto started = WorkerSupervisor::Start(std::move(specs), std::move(options), nullptr);
