@@ -56,12 +56,14 @@ TEST(ChatRequestTest, TemplateSwitchesAndChatParameters) {
   ChatCompletionRequest request = Parse(R"({"messages": [{"role": "assistant", "content": "Once"}],
       "add_generation_prompt": false, "continue_final_message": true,
       "chat_template_kwargs": {"enable_thinking": false}, "max_tokens": 5,
-      "max_completion_tokens": 9, "logprobs": true, "top_logprobs": 4, "add_special_tokens": true})");
+      "max_completion_tokens": 9, "logprobs": true, "top_logprobs": 4, "add_special_tokens": true,
+      "timeout": 0.25})");
   EXPECT_FALSE(request.input.add_generation_prompt);
   EXPECT_TRUE(request.input.continue_final_message);
   EXPECT_EQ(request.input.chat_template_kwargs["enable_thinking"], false);
   EXPECT_EQ(request.params.max_tokens, 9);  // max_completion_tokens wins
   EXPECT_EQ(request.params.top_logprobs, 4);
+  EXPECT_EQ(request.params.timeout_s, 0.25);
   EXPECT_TRUE(request.add_special_tokens);
   EXPECT_EQ(Parse(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})")
                 .params.top_logprobs,

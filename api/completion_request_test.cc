@@ -55,6 +55,7 @@ TEST(CompletionRequestTest, Defaults) {
   EXPECT_TRUE(p.skip_special_tokens);
   EXPECT_FALSE(p.ignore_eos);
   EXPECT_EQ(p.priority, 0);
+  EXPECT_FALSE(p.timeout_s.has_value());
   EXPECT_TRUE(request.add_special_tokens);
 }
 
@@ -65,7 +66,8 @@ TEST(CompletionRequestTest, EveryParameter) {
     "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "logprobs": 3, "ignore_eos": true, "n": 2, "stream": true,
     "stream_options": {"include_usage": true}, "skip_special_tokens": false,
-    "user": "u1", "priority": -3, "add_special_tokens": false, "logit_bias": {"300": 100, "7": -2.5}})");
+    "user": "u1", "priority": -3, "add_special_tokens": false, "logit_bias": {"300": 100, "7": -2.5},
+    "timeout": 2.5})");
   const GenerationParams& p = request.params;
   EXPECT_EQ(p.max_tokens, 7);
   EXPECT_EQ(p.temperature, 0.5);
@@ -88,6 +90,7 @@ TEST(CompletionRequestTest, EveryParameter) {
   EXPECT_EQ(p.priority, -3);
   EXPECT_FALSE(request.add_special_tokens);
   EXPECT_EQ(p.logit_bias, (std::vector<std::pair<int32_t, double>>{{300, 100}, {7, -2.5}}));
+  EXPECT_EQ(p.timeout_s, 2.5);
 }
 
 TEST(CompletionRequestTest, StopAsOneStringAndNullsAsAbsent) {
@@ -181,7 +184,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "max_completion_tokens": 3})", "max_completion_tokens", "not a supported field"},
         BadCase{R"({"prompt": "x", "guided_json": 3})", "guided_json", "must be a JSON schema"},
         BadCase{R"({"prompt": "x", "guided_decoding_backend": "xgrammar"})", "guided_decoding_backend",
-                "not a supported field"}));
+                "not a supported field"},
+        BadCase{R"({"prompt": "x", "timeout": 0})", "timeout", "timeout must be a number of seconds in (0, 86400]"},
+        BadCase{R"({"prompt": "x", "timeout": -1})", "timeout", "(0, 86400]"},
+        BadCase{R"({"prompt": "x", "timeout": 1e9})", "timeout", "(0, 86400]"},
+        BadCase{R"({"prompt": "x", "timeout": "5"})", "timeout", "must be a number, got a string"},
+        BadCase{R"({"prompt": "x", "timeout": true})", "timeout", "must be a number"}));
 
 
 TEST(CompletionRequestTest, EchoAllowsMaxTokensZero) {

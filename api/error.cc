@@ -9,6 +9,7 @@ namespace {
 const char* ErrorType(int http_status) {
   if (http_status == 429) return "rate_limit_exceeded";
   if (http_status == 503) return "service_unavailable";
+  if (http_status == 504) return "timeout_error";  // the request's own deadline passed
   if (http_status >= 500) return "server_error";
   return "invalid_request_error";
 }
@@ -34,6 +35,8 @@ int HttpStatusFor(StatusCode code) {
       return 429;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
     default:
       return 500;
   }

@@ -45,7 +45,8 @@ class [[nodiscard]] ApiResult {
 };
 
 // InvalidArgument/OutOfRange 400, NotFound 404, ResourceExhausted 429, Unavailable 503,
-// everything else 500.
+// DeadlineExceeded 504 (type "timeout_error": the request's `timeout` passed), everything
+// else 500.
 int HttpStatusFor(StatusCode code);
 
 // What an error response carries: the HTTP status and OpenAI's error object,

@@ -14,6 +14,7 @@ TEST(ErrorTest, StatusCodesMapToHttp) {
   EXPECT_EQ(HttpStatusFor(StatusCode::kNotFound), 404);
   EXPECT_EQ(HttpStatusFor(StatusCode::kResourceExhausted), 429);
   EXPECT_EQ(HttpStatusFor(StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kDeadlineExceeded), 504);
   EXPECT_EQ(HttpStatusFor(StatusCode::kInternal), 500);
   EXPECT_EQ(HttpStatusFor(StatusCode::kDataLoss), 500);
 }
@@ -33,6 +34,9 @@ TEST(ErrorTest, BodyIsOpenAiShaped) {
   EXPECT_EQ(busy.http_status, 429);
   EXPECT_EQ(nlohmann::json::parse(busy.body)["error"]["param"], nullptr);
   EXPECT_EQ(MakeErrorReply(UnavailableError("draining")).http_status, 503);
+  ErrorReply timeout = MakeErrorReply(Status(StatusCode::kDeadlineExceeded, "the request's timeout of 2 s passed"));
+  EXPECT_EQ(timeout.http_status, 504);
+  EXPECT_EQ(nlohmann::json::parse(timeout.body)["error"]["type"], "timeout_error");
   EXPECT_EQ(nlohmann::json::parse(ErrorBody(413, "too big"))["error"]["message"], "too big");
 }
 

@@ -166,6 +166,14 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
   reader.String("user", &params->user);
   ReadPriority(reader, &params->priority);
   ReadOutputConstraint(reader, &params->constraint);
+  double timeout_s = 0;
+  if (reader.Number("timeout", &timeout_s)) {
+    // !(in range) so that NaN and inf (1e400) fail too.
+    reader.Require(timeout_s > 0 && timeout_s <= kMaxTimeoutSeconds, "timeout",
+                   "timeout must be a number of seconds in (0, " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) +
+                       "], got " + std::to_string(timeout_s));
+    params->timeout_s = timeout_s;
+  }
 }
 
 std::optional<int32_t> ParsePriority(std::string_view text) {

@@ -20,6 +20,7 @@ namespace surge::api {
 
 inline constexpr int32_t kMaxN = 128;          // OpenAI's limit on choices per request
 inline constexpr int32_t kMaxLogprobs = 20;    // top alternatives per token (OpenAI's and vLLM's cap)
+inline constexpr double kMaxTimeoutSeconds = 86400;  // `timeout`: one day; more is a mistake
 
 struct GenerationParams {
   std::string model;                 // "" when absent: the served model
@@ -45,6 +46,9 @@ struct GenerationParams {
   std::string user;
   int32_t priority = 0;              // lower is more urgent; an integer or a tier name
   OutputConstraint constraint;       // response_format / guided_*: kNone when the output is free
+  // `timeout`: seconds from arrival until the request is ended with 504 (in (0, one day]);
+  // absent: the server's --request-timeout.
+  std::optional<double> timeout_s;
 };
 
 // Priority tiers: names for the priorities clients use most. Any integer is accepted too.

@@ -13,7 +13,7 @@ namespace {
 // names): the sampling controls and vLLM's extensions both APIs share.
 constexpr std::string_view kChatFields[] = {"temperature", "top_p", "parallel_tool_calls", "stream", "seed", "top_k",
                                             "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty",
-                                            "stop", "priority"};
+                                            "stop", "priority", "timeout"};
 
 // An error naming the first key of `object` outside `allowed`, or nullopt.
 std::optional<std::string> UnknownKey(const Json& object, std::initializer_list<std::string_view> allowed,

@@ -22,7 +22,7 @@ ChatCompletionRequest Chat(std::string_view body, const Json& history = Json::ar
 
 TEST(ResponsesRequestTest, StringInputAndInstructionsBecomeMessages) {
   ChatCompletionRequest chat = Chat(R"({"model": "m", "input": "Hi", "instructions": "Be brief.",
-      "max_output_tokens": 7, "temperature": 0.5, "top_p": 0.9, "stream": true, "seed": 3})");
+      "max_output_tokens": 7, "temperature": 0.5, "top_p": 0.9, "stream": true, "seed": 3, "timeout": 4})");
   ASSERT_EQ(chat.input.messages.size(), 2u);
   EXPECT_EQ(chat.input.messages[0], Json::parse(R"({"role": "system", "content": "Be brief."})"));
   EXPECT_EQ(chat.input.messages[1], Json::parse(R"({"role": "user", "content": "Hi"})"));
@@ -32,6 +32,7 @@ TEST(ResponsesRequestTest, StringInputAndInstructionsBecomeMessages) {
   EXPECT_FLOAT_EQ(chat.params.top_p, 0.9f);
   EXPECT_TRUE(chat.params.stream);
   EXPECT_EQ(chat.params.seed, 3);
+  EXPECT_EQ(chat.params.timeout_s, 4);
 }
 
 TEST(ResponsesRequestTest, ItemsBecomeChatTurnsWithCallsMerged) {
@@ -128,7 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"input": "x", "temperature": -1})", "temperature", "temperature"},
         BadCase{R"({"input": "x", "text": {"format": {"type": "bogus"}}})", "text.format", "text.format.type must be one of"},
         BadCase{R"({"input": "x", "top_logprobs": 2})", "top_logprobs", "not a supported field"},
-        BadCase{R"({"input": "x", "stream": "yes"})", "stream", "must be a boolean"}));
+        BadCase{R"({"input": "x", "stream": "yes"})", "stream", "must be a boolean"},
+        BadCase{R"({"input": "x", "timeout": 0})", "timeout", "(0, 86400]"}));
 
 TEST(ResponsesRequestTest, ConversationAfterAddsTheAnswer) {
   ResponsesRequest request = Parse(R"({"input": "Hi", "instructions": "not kept"})");

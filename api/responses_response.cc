@@ -140,7 +140,8 @@ std::vector<Json> ResponsesBuilder::Finish(const std::optional<std::string>& fin
   usage_ = ResponsesUsageJson(usage);
   if (!error.ok()) {
     status_ = "failed";
-    error_ = {{"code", "server_error"}, {"message", std::string(error.message())}};
+    const char* code = error.code() == StatusCode::kDeadlineExceeded ? "timeout_error" : "server_error";
+    error_ = {{"code", code}, {"message", std::string(error.message())}};
     events.push_back(Event("response.failed", {{"response", Response()}}));
     return events;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/generation_params.h"
 #include "api/request_body.h"
 #include "apps/byte_size.h"
 #include "apps/commands.h"
@@ -44,6 +45,7 @@ struct ServeFlags {
   int64_t max_json_depth = api::kDefaultMaxJsonDepth;
   int64_t max_stored_responses = 1000;
   double drain_timeout = 30;
+  double request_timeout = 0;
   int64_t threads = 0;
   WeightFlags weights;
   bool no_prefix_caching = false;
@@ -86,6 +88,10 @@ void Register(FlagParser& parser, ServeFlags& f) {
                 "Responses API answers kept in memory for GET /v1/responses/{id} and previous_response_id, "
                 "least recently used dropped first (default 1000)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
+  parser.AddDouble("request-timeout", &f.request_timeout,
+                   "seconds a completion, chat or responses request may take before it is ended with 504 "
+                   "(timeout_error), its KV freed: the default of a body's `timeout` and the most one may ask "
+                   "(default 0: none)");
   parser.AddInt("threads", &f.threads, "model threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
   parser.AddBool("no-prefix-caching", &f.no_prefix_caching,
@@ -189,6 +195,11 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   }
   config->server.max_stored_responses = static_cast<size_t>(f.max_stored_responses);
   if (!(f.drain_timeout >= 0 && f.drain_timeout < 1e6)) return InvalidArgumentError("--drain-timeout must be >= 0");
+  if (!(f.request_timeout >= 0 && f.request_timeout <= api::kMaxTimeoutSeconds)) {
+    return InvalidArgumentError("--request-timeout must be in [0, " +
+                                std::to_string(static_cast<int>(api::kMaxTimeoutSeconds)) + "] seconds");
+  }
+  config->server.request_timeout_s = f.request_timeout;
   if (!(f.prefix_cache_ttl >= 0 && f.prefix_cache_ttl < 1e9)) return InvalidArgumentError("--prefix-cache-ttl must be >= 0");
   if (!(f.priority_aging > 0 && f.priority_aging < 1e9)) return InvalidArgumentError("--priority-aging must be > 0");
   StatusOr<SchedulingPolicyKind> policy = ParseSchedulingPolicy(f.scheduling_policy);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -70,6 +72,7 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       tokenizer_(tokenizer),
       options_(options),
       num_kv_blocks_(num_kv_blocks),
+      kv_bytes_per_block_(static_cast<int64_t>(model.kv_layout(options.block_size, options.kv_dtype).bytes_per_block())),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
       eos_token_ids_(EosTokenIds(tokenizer, model.config())),
       masker_(tokenizer, eos_token_ids_),
@@ -214,6 +217,7 @@ StatusOr<std::unique_ptr<KvEventSubscription>> Engine::SubscribeKvEvents(std::fu
 
 void Engine::Loop() {
   while (TakeInputs()) {
+    ExpireDeadlines();
     if (scheduler_.HasWork()) Step();
     PublishKvEvents();
     Publish();
@@ -227,6 +231,10 @@ bool Engine::TakeInputs() {
   const bool running = queue_.Take(/*wait=*/idle, new_requests_, cancels_);
   for (auto& request : new_requests_) {
     scheduler_.AddWaiting(&request->choice(0).seq);
+    if (const double timeout_s = request->request().timeout_s; timeout_s > 0) {
+      deadlines_.emplace_back(request->arrival_time_s() + timeout_s, request->id());
+      std::push_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+    }
     requests_.emplace(request->id(), std::move(request));
   }
   if (!running) return false;  // Stop fails what is left, these included
@@ -241,10 +249,38 @@ bool Engine::TakeInputs() {
   return true;
 }
 
+// A request past its deadline ends now, waiting or running, as a cancel would, but with
+// an error that says why; its blocks are free for this very step.
+void Engine::ExpireDeadlines() {
+  if (deadlines_.empty()) return;
+  // Entries of requests that finished first wait for their time; past twice the live
+  // requests they are swept (amortized O(1) per request), so long timeouts never pile up.
+  if (deadlines_.size() > 2 * requests_.size() + 64) {
+    std::erase_if(deadlines_, [this](const auto& entry) { return !requests_.contains(entry.second); });
+    std::make_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+  }
+  const double now = Now();
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    const RequestId id = deadlines_.front().second;
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+    deadlines_.pop_back();
+    auto it = requests_.find(id);
+    if (it == requests_.end() || it->second->finished()) continue;
+    RequestState& request = *it->second;
+    for (int32_t i = 0; i < request.num_choices(); ++i) scheduler_.Finish(request.choice(i).seq);
+    std::ostringstream message;
+    message << "the request's deadline passed (" << request.request().timeout_s << " s after it was submitted)";
+    request.Fail(Status(StatusCode::kDeadlineExceeded, message.str()));
+    Touch(request);
+  }
+}
+
 void Engine::Step() {
   const SchedulerOutput& plan = scheduler_.Schedule();
   if (plan.chunks.empty()) return;  // only right after a preemption, which frees blocks
   MarkScheduled(plan);
+  step_sequences_.Observe(static_cast<int64_t>(plan.chunks.size()));
+  step_tokens_.Observe(plan.num_batched_tokens);
   const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
   Postprocess(plan, logits);
@@ -446,11 +482,14 @@ EngineStats Engine::CurrentStats(bool ready) const {
   stats.num_waiting = scheduler_.num_waiting();
   stats.num_free_blocks = kv_.num_free_blocks();
   stats.num_total_blocks = kv_.num_total_blocks();
+  stats.kv_bytes_per_block = kv_bytes_per_block_;
   stats.num_preemptions = scheduler_.num_preemptions();
   stats.num_steps = num_steps_;
   stats.busy_us = busy_us_;
   stats.num_prompt_tokens_computed = num_prompt_tokens_computed_;
   stats.num_generation_tokens = num_generation_tokens_;
+  stats.step_sequences = step_sequences_;
+  stats.step_tokens = step_tokens_;
   stats.prefix_caching = kv_.prefix_caching();
   stats.num_cached_blocks = kv_.num_cached_blocks();
   stats.prefix_cache_queried_tokens = kv_.stats().num_queried_tokens;

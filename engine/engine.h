@@ -78,6 +78,7 @@ class Engine final : public EngineClient {
   // The engine thread.
   void Loop();
   bool TakeInputs();
+  void ExpireDeadlines();
   void Step();
   void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
   void PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows);
@@ -102,6 +103,7 @@ class Engine final : public EngineClient {
   const Tokenizer& tokenizer_;
   const EngineOptions options_;
   const int32_t num_kv_blocks_;
+  const int64_t kv_bytes_per_block_;  // the KV layout's, scales and padding included
   const int32_t vocab_size_;
   std::vector<int32_t> eos_token_ids_;  // tokenizer's ∪ model config's
   // Token masks for constrained requests. Its vocabulary is immutable (client threads read
@@ -125,6 +127,12 @@ class Engine final : public EngineClient {
   int64_t busy_us_ = 0;  // wall time inside Step's forward and postprocess (the busy fraction)
   int64_t num_prompt_tokens_computed_ = 0;
   int64_t num_generation_tokens_ = 0;
+  StepSizeHistogram step_sequences_;  // per step: chunks in the plan
+  StepSizeHistogram step_tokens_;     // per step: the plan's batched tokens
+  // Requests with a deadline (EngineRequest::timeout_s): (deadline in Now() seconds, id)
+  // as a min-heap, so that a step with nothing due costs one comparison. Entries of
+  // requests that finished first are dropped at the top or swept (ExpireDeadlines).
+  std::vector<std::pair<double, RequestId>> deadlines_;
 
   // Shared with client threads.
   RequestQueue queue_;

@@ -2,6 +2,7 @@
 // submit a request, cancel it, and drain its output stream. Nothing here knows HTTP.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,6 +61,10 @@ struct EngineRequest {
   // used) and the final output carries the pooled embedding. Its KV blocks are held only
   // while it prefills, and it bypasses the prefix cache (engine/engine.cc says why).
   std::optional<PoolingKind> embed;
+  // > 0: the request's deadline, this many seconds after Submit (the engine's clock). When
+  // it passes the engine ends the request at once -- its KV blocks freed, whether it waits
+  // or runs -- and its stream ends with a DeadlineExceeded error. 0: no deadline.
+  double timeout_s = 0;
 };
 
 struct TokenLogprob {
@@ -112,6 +117,23 @@ class RequestStream {
   virtual RequestOutput Wait() = 0;
 };
 
+// Per-step batch sizes (sequences or tokens) counted into fixed power-of-two buckets by
+// the engine thread: a plain struct, so that observing is an index and two adds (no lock,
+// no allocation) and the snapshot copies by value; the server turns it into a histogram.
+struct StepSizeHistogram {
+  // Upper bounds, inclusive: 1, 2, 4, ... 16384; a last bucket takes the rest (+Inf).
+  static constexpr int kNumBounds = 15;
+  static constexpr std::array<int64_t, kNumBounds> UpperBounds() {
+    std::array<int64_t, kNumBounds> bounds{};
+    for (int i = 0; i < kNumBounds; ++i) bounds[i] = int64_t{1} << i;
+    return bounds;
+  }
+  void Observe(int64_t value);  // value >= 0
+
+  std::array<uint64_t, kNumBounds + 1> bucket_counts{};  // not cumulative; the last is +Inf
+  int64_t sum = 0;
+};
+
 // A snapshot for /metrics, published by the engine thread after every step. Counters
 // (num_preemptions and below) only grow.
 struct EngineStats {
@@ -119,11 +141,14 @@ struct EngineStats {
   int32_t num_waiting = 0;  // sequences queued, preempted ones included
   int64_t num_free_blocks = 0;
   int64_t num_total_blocks = 0;
+  int64_t kv_bytes_per_block = 0;  // K and V of every layer for one block, in the KV dtype
   int64_t num_preemptions = 0;
   int64_t num_steps = 0;                   // forward passes run
   int64_t busy_us = 0;                     // wall time inside steps (forward + sampling), microseconds
   int64_t num_prompt_tokens_computed = 0;  // prefill tokens run, recomputation included
   int64_t num_generation_tokens = 0;       // tokens sampled
+  StepSizeHistogram step_sequences;        // sequences in each step's batch
+  StepSizeHistogram step_tokens;           // tokens computed in each step (prefill chunks + decodes)
   // Prefix caching: blocks the cache names now, and counters since start-up.
   bool prefix_caching = false;
   int64_t num_cached_blocks = 0;

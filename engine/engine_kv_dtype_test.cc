@@ -32,6 +32,9 @@ TEST_F(EngineKvDTypeTest, PoolIsSizedFromTheFormatsBytesPerBlock) {
     EXPECT_EQ(engine->num_kv_blocks(), budget / static_cast<int64_t>(layout.bytes_per_block()))
         << KvDTypeName(dtype);
     EXPECT_EQ(engine->Stats().num_total_blocks, engine->num_kv_blocks());
+    // /metrics' KV bytes: the layout's block size in this format, scales included.
+    EXPECT_EQ(engine->Stats().kv_bytes_per_block, static_cast<int64_t>(layout.bytes_per_block()))
+        << KvDTypeName(dtype);
   }
   // stories260K: 5 layers x 4 kv heads x head_dim 8, K and V.
   EXPECT_EQ(model_->kv_layout(16, KvDType::kF32).bytes_per_token(), 2u * 5 * 4 * 32);

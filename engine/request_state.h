@@ -59,6 +59,7 @@ class RequestState {
   // Monotonic seconds: arrival (also every choice's aging clock) and first scheduling.
   void SetArrivalTime(double seconds);
   void SetScheduledTime(double seconds) { queue_time_s_ = seconds - arrival_time_s_; }
+  double arrival_time_s() const { return arrival_time_s_; }
   bool scheduled() const { return queue_time_s_.has_value(); }
 
   // Whether the engine already listed this request for the next publish.

@@ -69,6 +69,14 @@ void Histogram::Observe(double value) {
   sum_.fetch_add(value, std::memory_order_relaxed);
 }
 
+void Histogram::AddCounts(std::span<const uint64_t> bucket_counts, double sum) {
+  CHECK_EQ(bucket_counts.size(), upper_bounds_->size() + 1) << "bucket counts do not match the bounds";
+  for (size_t i = 0; i < bucket_counts.size(); ++i) {
+    if (bucket_counts[i] > 0) bucket_counts_[i].fetch_add(bucket_counts[i], std::memory_order_relaxed);
+  }
+  sum_.fetch_add(sum, std::memory_order_relaxed);
+}
+
 Histogram::Snapshot Histogram::Read() const {
   Snapshot snapshot;
   snapshot.cumulative_counts.resize(upper_bounds_->size() + 1);
@@ -259,6 +267,11 @@ std::vector<double> LinearBuckets(double start, double width, int count) {
   std::vector<double> bounds;
   for (int i = 0; i < count; ++i) bounds.push_back(start + width * i);
   return bounds;
+}
+
+std::vector<double> RequestLatencyBuckets() {
+  return {0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1,
+          1.5,   2,    2.5,  3,    4,    5,    7.5,   10,  15,   20,  30,  45,  60,  120};
 }
 
 std::string EscapeLabelValue(std::string_view value) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,10 @@ class Histogram {
   // owned by the family and outlives the histogram.
   explicit Histogram(const std::vector<double>* upper_bounds);
   void Observe(double value);
+  // Adds observations counted elsewhere into the same buckets (a component that keeps
+  // its own fixed bucket counts, as the engine does for its steps): `bucket_counts`
+  // [num_bounds + 1], not cumulative, the last one +Inf; `sum` of their values.
+  void AddCounts(std::span<const uint64_t> bucket_counts, double sum);
 
   struct Snapshot {
     std::vector<uint64_t> cumulative_counts;  // [num_bounds + 1]; the last one is +Inf
@@ -141,6 +146,10 @@ inline constexpr std::string_view kPrometheusContentType = "text/plain; version=
 std::vector<double> ExponentialBuckets(double start, double factor, int count);
 // Bucket bounds: start, start+width, ... (`count` of them).
 std::vector<double> LinearBuckets(double start, double width, int count);
+// Request latencies in seconds (TTFT, end-to-end, queue time; the router's time to first
+// byte and duration): 5 ms .. 120 s, fine enough for P95/P99 across 10 ms .. 60 s. One
+// list for engine and router, so that their quantiles compare bucket for bucket.
+std::vector<double> RequestLatencyBuckets();
 
 // Text helpers, exposed for tests and for other exposition code.
 std::string EscapeLabelValue(std::string_view value);  // \ " newline

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -191,6 +192,29 @@ TEST(MetricsTest, ExpositionParsesBack) {
     }
   }
   EXPECT_EQ(count["a"] + count["b"], 100);
+}
+
+// Counts kept elsewhere (the engine's step sizes) merge into the same buckets as Observe.
+TEST(MetricsTest, AddCountsMergesIntoBuckets) {
+  Registry registry;
+  Histogram& sizes = registry.AddHistogram("step_tokens", "Tokens per step.", {1, 4});
+  sizes.Observe(3);
+  const uint64_t counts[] = {2, 0, 1};  // two 1s and one 9
+  sizes.AddCounts(counts, 11);
+  Histogram::Snapshot snapshot = sizes.Read();
+  EXPECT_EQ(snapshot.cumulative_counts, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(snapshot.sum, 14);
+  EXPECT_EQ(snapshot.count, 4u);
+}
+
+TEST(MetricsTest, RequestLatencyBucketsSpanTenMillisecondsToAMinute) {
+  const std::vector<double> bounds = RequestLatencyBuckets();
+  EXPECT_EQ(bounds.front(), 0.005);
+  EXPECT_EQ(bounds.back(), 120);
+  EXPECT_TRUE(std::is_sorted(bounds.begin(), bounds.end()));
+  EXPECT_EQ(bounds.size(), 29u);
+  Registry registry;
+  registry.AddHistogram("latency_seconds", "Latency.", bounds);  // valid: strictly increasing
 }
 
 }  // namespace

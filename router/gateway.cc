@@ -90,9 +90,12 @@ void Gateway::RegisterRoutes() {
   });
   RouterMetrics* metrics = metrics_.get();
   RequestGate* gate = gate_.get();
-  server_->Route("GET", "/metrics", [set, metrics, gate](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+  const net::HttpServer* server = server_.get();
+  server_->Route("GET", "/metrics", [set, metrics, gate, server](net::HttpRequest,
+                                                                 std::shared_ptr<net::ResponseWriter> writer) {
     std::vector<std::shared_ptr<Backend>> backends = set->Snapshot();
     gate->RefreshMetrics();
+    metrics->SetActiveConnections(server->num_open_connections());
     writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}},
                  metrics->Expose(backends, SteadyNowMs()));
   });

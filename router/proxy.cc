@@ -20,7 +20,13 @@ using Json = nlohmann::json;
 
 constexpr size_t kMaxBufferedBytes = 256 << 20;  // a non-streamed response body
 
-bool IsRetryableStatus(int status) { return status == 429 || status >= 500; }
+// 504 is the engine ending a request at its own deadline (`timeout`): another backend
+// would only spend the same time again.
+bool IsRetryableStatus(int status) { return status == 429 || (status >= 500 && status != 504); }
+
+double SecondsBetween(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
 
 // Paths that generate tokens: charged max_tokens by the limiter, timed for TTFT.
 bool IsGenerationPath(std::string_view path) {
@@ -66,7 +72,6 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   // Keys, limits, tier and admission (RequestGate); false when the request is answered
   // (refused) or waits in its tier's queue (OnAdmitted continues it).
   bool PassGate() {
-    start_ms_ = SteadyNowMs();
     generates_ = request_.method == "POST" && IsGenerationPath(request_.path);
     bool body_changed = false;
     if (auto refusal = ctx_.gate.Check(request_, &body_, generates_, &pass_, &body_changed)) {
@@ -148,7 +153,10 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   void Attempt() {
     if (ClientGone()) return Count(backend_ ? backend_->url() : "none", 499);
-    if (ctx_.stopping.load()) return FinishWithError(503, "the router is shutting down");
+    if (ctx_.stopping.load()) {
+      error_kind_ = "no_backend";  // none will take it: the router is stopping
+      return FinishWithError(503, "the router is shutting down");
+    }
     const auto decision_start = std::chrono::steady_clock::now();
     PickResult pick(0);
     std::shared_ptr<Backend> backend = ctx_.backends.Choose(pool_, route_request_, tried_, &pick);
@@ -201,7 +209,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   bool OnData(std::string_view data) {
     if (streaming_) {
-      if (ttft_ms_ < 0) ttft_ms_ = static_cast<double>(SteadyNowMs() - start_ms_);
+      if (!first_byte_) first_byte_ = std::chrono::steady_clock::now();
       return writer_->Write(data);  // false: the client left, cancel
     }
     if (buffered_.size() + data.size() > kMaxBufferedBytes) return false;
@@ -221,10 +229,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     const int status = result.status.ok() ? result.response.status : 0;
     if (result.status.ok() && !IsRetryableStatus(status)) {
       backend_->OnAttemptEnd(AttemptOutcome::kSuccess, now_ms);
-      if (status == 200) {
-        ttft_ms_ = static_cast<double>(now_ms - start_ms_);  // a whole answer's first token is its last
-        if (pass_.limit.reserved_tokens > 0) used_tokens_ = UsedTokens(buffered_);
-      }
+      // (A whole answer's first token is its last: its first byte is stamped in Count.)
+      if (status == 200 && pass_.limit.reserved_tokens > 0) used_tokens_ = UsedTokens(buffered_);
       writer_->Send(status, WithGateHeaders(ClientResponseHeaders(head_.headers, backend_->url(), request_id_)),
                     std::move(buffered_));
       return Count(backend_->url(), status);
@@ -247,6 +253,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
                                                                                      status.message())));
       writer_->Write(net::EncodeSseData("[DONE]"));
       ctx_.metrics.CountStreamError(backend_->url());
+      error_kind_ = status.code() == StatusCode::kDeadlineExceeded ? "timeout" : "backend_error";
       if (ctx_.backends.MaybeEject(*backend_, now_ms)) ctx_.metrics.CountEjection(backend_->url());
     }
     writer_->End();
@@ -279,6 +286,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   void FinishNoBackend() {
     if (backend_ != nullptr) return FinishAfterFailure();  // tried some; none left to try
     ctx_.metrics.CountNoBackend(pool_);
+    error_kind_ = "no_backend";
     FinishWithError(503, "no routable backend in pool '" + pool_ + "'");
   }
 
@@ -289,9 +297,17 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     Count(backend_ != nullptr ? backend_->url() : "none", status);
   }
 
-  // Every request ends here exactly once: counted, and its gate state given back.
+  // Every request ends here exactly once: counted, timed, and its gate state given back.
+  // The response (if any) was handed to the writer just before.
   void Count(std::string_view backend, int status) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!first_byte_ && status != 499) first_byte_ = now;
     ctx_.metrics.CountRequest(backend, pool_, ctx_.backends.PolicyName(pool_), status);
+    ctx_.metrics.ObserveRequest(pool_, first_byte_ ? SecondsBetween(arrival_, *first_byte_) : -1,
+                                SecondsBetween(arrival_, now));
+    const char* kind = error_kind_ != nullptr ? error_kind_ : RouterErrorKind(status);
+    if (*kind != '\0') ctx_.metrics.CountError(kind);
+    const double ttft_ms = status == 200 && first_byte_ ? 1000 * SecondsBetween(arrival_, *first_byte_) : -1;
     // Tokens: what the usage said; a failure the engine did not run costs none; a stream
     // (no usage parsed) keeps its estimate.
     int64_t tokens = used_tokens_ >= 0 ? used_tokens_ : pass_.limit.reserved_tokens;
@@ -302,7 +318,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       ticket = ticket_;
       ticket_ = 0;
     }
-    ctx_.gate.Finish(pass_, pool_, ticket, tokens, generates_ && status == 200 ? ttft_ms_ : -1);
+    ctx_.gate.Finish(pass_, pool_, ticket, tokens, generates_ ? ttft_ms : -1);
     if (trace_->on()) {
       if (body_.is_object() && body_.contains("model") && body_["model"].is_string()) {
         trace_->Set("gen_ai.request.model", body_["model"].get<std::string>());
@@ -311,7 +327,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       trace_->Set("surge.policy", ctx_.backends.PolicyName(pool_));
       trace_->Set("surge.priority_tier", TierName(pass_.tier));
       trace_->Set("surge.backend", backend);
-      if (ttft_ms_ >= 0) trace_->Set("gen_ai.latency.time_to_first_token", ttft_ms_ / 1000.0);
+      if (ttft_ms >= 0) trace_->Set("gen_ai.latency.time_to_first_token", ttft_ms / 1000.0);
       trace_->End(status);
     }
   }
@@ -366,8 +382,10 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   // The gate's decision and what it is told at the end.
   GatePass pass_;
   bool generates_ = false;
-  int64_t start_ms_ = 0;
-  double ttft_ms_ = -1;       // first byte to the client (streams), whole answer (others)
+  const std::chrono::steady_clock::time_point arrival_ = std::chrono::steady_clock::now();
+  // The first body byte handed to the client: a stream's first event, or the whole answer.
+  std::optional<std::chrono::steady_clock::time_point> first_byte_;
+  const char* error_kind_ = nullptr;  // set: the error kind Count reports (else from the status)
   int64_t used_tokens_ = -1;  // usage of a buffered answer, when a token limit wants it
 
   std::mutex mu_;

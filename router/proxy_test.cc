@@ -15,6 +15,7 @@
 #include "net/sse.h"
 #include "net/test_util.h"
 #include "router/gateway.h"
+#include "router/router_metrics.h"
 
 namespace surge::router {
 namespace {
@@ -293,6 +294,43 @@ TEST(ProxyTest, ADrainingBackendGetsNoNewRequests) {
   EXPECT_EQ(health->status, 503);
   ASSERT_TRUE(gateway->AddBackend("default", serving.url()).ok());
   EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
+}
+
+// /metrics: time to first byte and duration per pool, errors by kind, open connections;
+// an engine's 504 (its request's own deadline) is passed on, never retried elsewhere.
+TEST(ProxyTest, MetricsTimeRequestsAndCountErrorsByKind) {
+  FakeEngine first, second;
+  for (FakeEngine* engine : {&first, &second}) {
+    engine->SetHandler([](const net::HttpRequest& r, Writer w) {
+      if (r.body == "bad") return w->SendError(400, "bad");
+      if (r.body == "late") return w->SendError(504, "the request's timeout of 1 s passed");
+      w->SendJson(200, "{}");
+    });
+  }
+  auto gateway = StartGateway(FastConfig({first.url(), second.url()}));
+  net::HttpClient client;
+  EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
+  EXPECT_EQ(Post(client, *gateway, "bad")->status, 400);
+  EXPECT_EQ(Post(client, *gateway, "late")->status, 504);
+  EXPECT_EQ(first.num_requests() + second.num_requests(), 3);
+  ASSERT_TRUE(gateway->SetDraining(first.url(), true).ok());
+  ASSERT_TRUE(gateway->SetDraining(second.url(), true).ok());
+  EXPECT_EQ(Post(client, *gateway, "{}")->status, 503);
+  const std::string text = client.Fetch({.url = gateway->url() + "/metrics"})->body;
+  for (const char* line : {"surge_router_time_to_first_byte_seconds_count{pool=\"default\"} 4\n",
+                           "surge_router_request_duration_seconds_count{pool=\"default\"} 4\n",
+                           "surge_router_request_duration_seconds_bucket{pool=\"default\",le=\"120\"} 4\n",
+                           "surge_router_errors_total{kind=\"bad_request\"} 1\n",
+                           "surge_router_errors_total{kind=\"timeout\"} 1\n",
+                           "surge_router_errors_total{kind=\"no_backend\"} 1\n",
+                           "surge_http_active_connections 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+  EXPECT_STREQ(RouterErrorKind(401), "unauthorized");
+  EXPECT_STREQ(RouterErrorKind(429), "rate_limited");
+  EXPECT_STREQ(RouterErrorKind(499), "client_disconnected");
+  EXPECT_STREQ(RouterErrorKind(502), "backend_error");
+  EXPECT_STREQ(RouterErrorKind(200), "");
 }
 
 TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {

@@ -2,11 +2,39 @@
 
 namespace surge::router {
 
+const char* RouterErrorKind(int status_code) {
+  switch (status_code) {
+    case 401:
+    case 403: return "unauthorized";
+    case 429: return "rate_limited";
+    case 499: return "client_disconnected";
+    case 504: return "timeout";
+    default: break;
+  }
+  if (status_code >= 500) return "backend_error";
+  return status_code >= 400 ? "bad_request" : "";
+}
+
 RouterMetrics::RouterMetrics()
     : requests_(registry_.AddCounterFamily("surge_router_requests_total",
                                            "Client requests answered, by the backend that answered last, pool, "
                                            "policy and HTTP status (499: the client left)",
                                            {"backend", "pool", "policy", "code"})),
+      errors_(registry_.AddCounterFamily("surge_router_errors_total",
+                                         "Client requests that ended in an error, by kind (no_backend, backend_error, "
+                                         "timeout, rate_limited, unauthorized, bad_request, client_disconnected); "
+                                         "a stream broken after its first byte counts too",
+                                         {"kind"})),
+      first_byte_seconds_(registry_.AddHistogramFamily(
+          "surge_router_time_to_first_byte_seconds",
+          "From arrival at the router to the first body byte sent to the client (a stream's first "
+          "event, or the whole answer), by pool",
+          {"pool"}, obs::RequestLatencyBuckets())),
+      duration_seconds_(registry_.AddHistogramFamily("surge_router_request_duration_seconds",
+                                                     "From arrival at the router to the last byte, by pool", {"pool"},
+                                                     obs::RequestLatencyBuckets())),
+      active_connections_(registry_.AddGauge("surge_http_active_connections",
+                                             "Open client connections (the scraper's own included)")),
       retries_(registry_.AddCounterFamily("surge_router_retries_total",
                                           "Attempts sent to another backend after a failed one", {"pool"})),
       ejections_(registry_.AddCounterFamily("surge_router_ejections_total",
@@ -53,6 +81,11 @@ void RouterMetrics::CountDecision(std::string_view pool, std::string_view policy
 void RouterMetrics::CountRequest(std::string_view backend, std::string_view pool, std::string_view policy,
                                  int status_code) {
   requests_.WithLabels({backend, pool, policy, std::to_string(status_code)}).Increment();
+}
+
+void RouterMetrics::ObserveRequest(std::string_view pool, double first_byte_seconds, double duration_seconds) {
+  if (first_byte_seconds >= 0) first_byte_seconds_.WithLabels({pool}).Observe(first_byte_seconds);
+  duration_seconds_.WithLabels({pool}).Observe(duration_seconds);
 }
 
 std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms) {

@@ -1,6 +1,8 @@
 // RouterMetrics: the router's own Prometheus families (`surge_router_...`): requests by
-// backend / pool / policy / status code, retries, ejections, routing-decision latency, and
+// backend / pool / policy / status code, errors by kind, time to first byte and duration
+// per pool, retries, ejections, routing-decision latency, open connections, and
 // per-backend gauges (breaker state, health, in-flight) refreshed when /metrics is read.
+// docs/METRICS.md lists every family.
 #pragma once
 
 #include <map>
@@ -17,12 +19,25 @@
 
 namespace surge::router {
 
+// The `kind` of surge_router_errors_total for a status the router answered with:
+// unauthorized (401, 403), rate_limited (429), client_disconnected (499), bad_request
+// (other 4xx), timeout (504), backend_error (other 5xx); "" below 400. no_backend is
+// the caller's to say (a 503 of its own, not a backend's).
+const char* RouterErrorKind(int status_code);
+
 class RouterMetrics {
  public:
   RouterMetrics();
 
   // One finished client request; `backend` is the last one tried ("none" when none was).
   void CountRequest(std::string_view backend, std::string_view pool, std::string_view policy, int status_code);
+  void CountError(std::string_view kind) { errors_.WithLabels({kind}).Increment(); }
+  // One finished client request: seconds from arrival to its first response byte (< 0:
+  // none was sent) and to its end.
+  void ObserveRequest(std::string_view pool, double first_byte_seconds, double duration_seconds);
+  void SetActiveConnections(int64_t num_connections) {
+    active_connections_.Set(static_cast<double>(num_connections));
+  }
   void CountRetry(std::string_view pool) { retries_.WithLabels({pool}).Increment(); }
   void CountEjection(std::string_view backend) { ejections_.WithLabels({backend}).Increment(); }
   void ObserveDecisionSeconds(double seconds) { decision_seconds_.Observe(seconds); }
@@ -45,6 +60,10 @@ class RouterMetrics {
   obs::Registry registry_;
   obs::ProcessMetrics process_{&registry_};
   obs::CounterFamily& requests_;
+  obs::CounterFamily& errors_;
+  obs::HistogramFamily& first_byte_seconds_;
+  obs::HistogramFamily& duration_seconds_;
+  obs::Gauge& active_connections_;
   obs::CounterFamily& retries_;
   obs::CounterFamily& ejections_;
   obs::CounterFamily& no_backend_;

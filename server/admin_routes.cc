@@ -47,6 +47,7 @@ void HandleHealth(ServerContext& context, Writer writer) {
 void HandleMetrics(ServerContext& context, Writer writer) {
   std::optional<obs::SpanExporterStats> traces;
   if (context.span_exporter) traces = context.span_exporter->stats();
+  if (context.http_server != nullptr) context.metrics.SetActiveConnections(context.http_server->num_open_connections());
   std::string text = context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr);
   context.metrics.CountRequest("/metrics", 200);
   writer->Send(200, {{"Content-Type", std::string(obs::kPrometheusContentType)}}, std::move(text));

@@ -1,5 +1,6 @@
 // POST /v1/completions and /v1/chat/completions: parse, build the prompt, fit it into the
 // context, and hand the engine requests to a Generation that answers.
+#include <sstream>
 #include <utility>
 
 #include "api/chat_request.h"
@@ -108,8 +109,19 @@ GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParam
                         : MakeCompletionEncoder(std::move(meta), params.include_usage);
   }
   spec.arrival = arrival;
+  spec.timeout_s = params.timeout_s.value_or(context.options.request_timeout_s);
   spec.priority = params.priority;
   return spec;
+}
+
+// The server's --request-timeout is also the most a body may ask for: a client cannot
+// hold the engine longer than the operator allows.
+std::optional<api::ApiError> CheckTimeout(const ServerContext& context, const api::GenerationParams& params) {
+  const double limit_s = context.options.request_timeout_s;
+  if (!params.timeout_s || limit_s <= 0 || *params.timeout_s <= limit_s) return std::nullopt;
+  std::ostringstream message;
+  message << "timeout (" << *params.timeout_s << " s) exceeds this server's --request-timeout of " << limit_s << " s";
+  return api::InvalidParam("timeout", message.str());
 }
 
 // A parser's markers must reach it as text. Where the tokenizer marks one special,
@@ -177,6 +189,7 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
   api::CompletionRequest& request = *parsed;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kCompletions, *error);
   if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kCompletions, *error);
+  if (auto error = CheckTimeout(context, request.params)) return context.ReplyError(*writer, kCompletions, *error);
   auto constraint = CompileOutputConstraint(context, request.params.constraint);
   if (!constraint.ok()) return context.ReplyError(*writer, kCompletions, constraint.error());
   std::vector<EngineRequest> requests;
@@ -211,6 +224,7 @@ void RunChatRequest(ServerContext& context, const net::HttpRequest& http, api::C
   const std::string_view endpoint = route.endpoint;
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, endpoint, *error);
   if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, endpoint, *error);
+  if (auto error = CheckTimeout(context, request.params)) return context.ReplyError(*writer, endpoint, *error);
   auto constraint = CompileOutputConstraint(context, request.params.constraint);
   if (!constraint.ok()) return context.ReplyError(*writer, endpoint, constraint.error());
   api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);

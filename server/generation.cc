@@ -1,5 +1,7 @@
 #include "server/generation.h"
 
+#include <algorithm>
+#include <sstream>
 #include <utility>
 
 #include "api/generation_params.h"
@@ -23,6 +25,11 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
   prompts_.resize(requests.size());
   if (trace_ && trace_->sampled() && !requests.empty()) TraceRequest(requests[0]);
   submitted_ = SteadyClock::now();
+  if (spec_.timeout_s > 0) {
+    // The deadline counts from arrival: parsing and the template already took their share.
+    const double left_s = spec_.timeout_s - SecondsBetween(spec_.arrival, submitted_);
+    for (EngineRequest& request : requests) request.timeout_s = std::max(left_s, 1e-6);
+  }
   if (spec_.echo) {
     for (size_t i = 0; i < requests.size(); ++i) prompts_[i].prompt_ids = requests[i].prompt_ids;
   }
@@ -39,6 +46,7 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
 }
 
 void Generation::OnNews() {
+  drained_ = SteadyClock::now();
   std::string sse;
   bool all_done = true;
   for (size_t i = 0; i < prompts_.size(); ++i) {
@@ -52,7 +60,10 @@ void Generation::OnNews() {
 
 void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* sse) {
   PromptState& prompt = prompts_[prompt_index];
-  if (!output.error.ok() && error_.ok()) error_ = output.error;
+  if (!output.error.ok() && error_.ok()) {
+    // The engine counts from submission; the client wants to hear of its own timeout.
+    error_ = output.error.code() == StatusCode::kDeadlineExceeded ? TimeoutError() : output.error;
+  }
   if (spec_.echo && !prompt.echoed) {
     for (TokenLogprob& score : output.prompt_logprobs) prompt.prompt_scores.push_back(std::move(score));
     // The engine scores the whole prompt before any output token.
@@ -71,9 +82,20 @@ void Generation::Apply(size_t prompt_index, RequestOutput& output, std::string* 
   }
 }
 
+Status Generation::TimeoutError() const {
+  std::ostringstream message;
+  message << "the request's timeout of " << spec_.timeout_s << " s passed";
+  return Status(StatusCode::kDeadlineExceeded, message.str());
+}
+
 void Generation::ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse) {
-  if (!delta.token_ids.empty() && !first_token_) first_token_ = SteadyClock::now();
   ChoiceState& choice = choices_[index];
+  if (!delta.token_ids.empty()) {
+    if (!first_token_) first_token_ = drained_;
+    // As vLLM's: one observation per output with tokens after the choice's first.
+    if (choice.last_tokens) context_.metrics.ObserveInterTokenLatency(SecondsBetween(*choice.last_tokens, drained_));
+    choice.last_tokens = drained_;
+  }
   api::ChoiceOutput out;
   out.index = index;
   out.text = std::move(delta.text);
@@ -223,6 +245,7 @@ void Generation::Finish() {
   const api::Usage usage = TotalUsage();
   const SteadyClock::time_point now = SteadyClock::now();
   if (trace_ && trace_->sampled()) TraceOutcome(usage, now);
+  if (error_.code() == StatusCode::kDeadlineExceeded) context_.metrics.CountTimeout();
   context_.metrics.ObserveGeneration(SecondsBetween(spec_.arrival, first_token_.value_or(now)),
                                      SecondsBetween(spec_.arrival, now), usage.prompt_tokens,
                                      usage.completion_tokens, api::PriorityTier(spec_.priority));
@@ -241,6 +264,9 @@ void Generation::FinishStream(const api::Usage& usage) {
   // Counted at the end, not at the head: a stream the client left (its writer closed
   // before End) is a 499, as a whole response would be, never a 200.
   context_.metrics.CountRequest(spec_.endpoint, writer_->closed() ? 499 : 200);
+  if (!error_.ok() && !writer_->closed()) {
+    context_.metrics.CountError(ErrorKindForStatus(api::HttpStatusFor(error_.code())));
+  }
   const std::optional<std::string> finish_reason = choices_.empty() ? std::nullopt : choices_.back().finish_reason;
   writer_->Write(spec_.encoder->StreamEnd(usage, finish_reason, error_));
   writer_->End();

@@ -39,6 +39,9 @@ struct GenerationSpec {
   // The protocol's writer (completions, chat, responses); the generation's alone.
   std::shared_ptr<ResponseEncoder> encoder;
   SteadyClock::time_point arrival;
+  // > 0: the request's deadline, seconds after `arrival` (its `timeout` or the server's
+  // --request-timeout); each engine request gets what is left of it at submission.
+  double timeout_s = 0;
   int32_t priority = 0;  // for the per-tier metrics
   // Chat under --reasoning-parser: each choice's text is split into reasoning_content and
   // content; with the id of "</think>" (when it is one token) reasoning tokens are counted.
@@ -74,6 +77,7 @@ class Generation final : public InFlightRequest {
     std::unique_ptr<ToolCallParser> tool_parser;  // from spec.make_tool_parser, if set
     std::vector<api::ToolCallOutput> tool_calls;  // whole responses only
     size_t num_tool_calls = 0;
+    std::optional<SteadyClock::time_point> last_tokens;  // when its latest tokens were drained
   };
   struct PromptState {
     bool done = false;
@@ -87,6 +91,7 @@ class Generation final : public InFlightRequest {
 
   void OnNews() override;
   void Apply(size_t prompt_index, RequestOutput& output, std::string* sse);
+  Status TimeoutError() const;  // spec_.timeout_s passed
   void ApplyDelta(int32_t index, ChoiceDelta& delta, std::string* sse);
   // spec.echo: the prompt's echo (and scores) into each of its choices, before their output.
   void Echo(size_t prompt_index, std::string* sse);
@@ -108,6 +113,7 @@ class Generation final : public InFlightRequest {
   std::vector<ChoiceState> choices_;  // [num_prompts * n]
   Status error_;                      // the first engine failure
   std::optional<SteadyClock::time_point> first_token_;
+  SteadyClock::time_point drained_;  // when the current OnNews began: the tokens' arrival
   SteadyClock::time_point submitted_;  // handed to the engine (the queue_wait span's start)
 };
 

@@ -78,6 +78,7 @@ OpenAiServer::OpenAiServer(std::unique_ptr<ServerContext> context) : context_(st
   http.max_body_bytes = context_->options.max_body_bytes;
   http.cors = context_->options.cors;
   http_ = std::make_unique<net::HttpServer>(http);
+  context_->http_server = http_.get();
   AddRoutes();
 }
 

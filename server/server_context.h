@@ -19,6 +19,7 @@
 #include "engine/constraint/tokenizer_vocabulary.h"
 #include "engine/engine_client.h"
 #include "net/cors.h"
+#include "net/http_server.h"
 #include "net/response_writer.h"
 #include "obs/otlp_encoder.h"
 #include "obs/span_exporter.h"
@@ -67,6 +68,9 @@ struct ServerOptions {
   PoolingKind pooling = PoolingKind::kLast;
   int64_t embedding_size = 0;
   TracingOptions tracing{};
+  // Completions, chat and responses: the deadline of a request that gives no `timeout`,
+  // and the most one may give (--request-timeout); 0: none, and any `timeout` goes.
+  double request_timeout_s = 0;
 };
 
 class ServerContext {
@@ -109,6 +113,9 @@ class ServerContext {
   // Set by OpenAiServer::Create before serving when options.tracing is on; null otherwise.
   std::unique_ptr<obs::SpanExporter> span_exporter;
   std::unique_ptr<obs::Tracer> tracer;  // borrows span_exporter
+  // The listening server, for /metrics' open connections; set by OpenAiServer before it
+  // serves (null in a context without one).
+  const net::HttpServer* http_server = nullptr;
 
  private:
   mutable std::mutex mu_;

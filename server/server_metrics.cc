@@ -1,27 +1,60 @@
 #include "server/server_metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 
 namespace surge {
 namespace {
 
-// 1 ms ... 60 s: TTFT and end-to-end latency from a tiny CPU model up to a long answer.
-std::vector<double> LatencyBuckets() {
-  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60};
-}
+std::vector<double> LatencyBuckets() { return obs::RequestLatencyBuckets(); }
 
-// 0.1 ms ... 2.5 s per output token.
+// 0.1 ms ... 2.5 s per output token (TPOT and inter-token latency).
 std::vector<double> TokenLatencyBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
 }
 
+std::vector<double> StepSizeBuckets() {
+  std::vector<double> bounds;
+  for (int64_t bound : StepSizeHistogram::UpperBounds()) bounds.push_back(static_cast<double>(bound));
+  return bounds;
+}
+
+// What the engine's total grew by since `last` (which then catches up); never negative.
+int64_t Grown(int64_t total, int64_t* last) {
+  const int64_t delta = std::max<int64_t>(total - *last, 0);
+  *last = std::max(*last, total);
+  return delta;
+}
+
 }  // namespace
+
+const char* ErrorKindForStatus(int http_status) {
+  switch (http_status) {
+    case 404: return "not_found";
+    case 429: return "overloaded";
+    case 499: return "disconnected";
+    case 503: return "unavailable";
+    case 504: return "timeout";
+    default: break;
+  }
+  if (http_status >= 500) return "internal";
+  return http_status >= 400 ? "invalid_request" : "";
+}
 
 ServerMetrics::ServerMetrics()
     : requests_(registry_.AddCounterFamily("surge_http_requests_total",
                                            "HTTP requests answered, by endpoint and status code",
                                            {"endpoint", "code"})),
+      errors_(registry_.AddCounterFamily("surge_request_errors_total",
+                                         "Requests that ended in an error, by kind (invalid_request, not_found, "
+                                         "overloaded, disconnected, unavailable, timeout, internal); a stream's "
+                                         "error event counts too",
+                                         {"kind"})),
+      timeouts_(registry_.AddCounter("surge_request_timeouts_total",
+                                     "Requests ended by their deadline (body timeout or --request-timeout)")),
+      active_connections_(registry_.AddGauge("surge_http_active_connections",
+                                             "Open client connections (the scraper's own included)")),
       in_flight_(registry_.AddGauge("surge_generations_in_flight",
                                     "Completion, chat and embedding requests in flight (being computed or sent)")),
       running_(registry_.AddGauge("surge_num_requests_running", "Sequences in the engine's running batch")),
@@ -29,6 +62,10 @@ ServerMetrics::ServerMetrics()
       kv_usage_(registry_.AddGauge("surge_kv_cache_usage_ratio", "Fraction of KV cache blocks in use (0..1)")),
       kv_free_blocks_(registry_.AddGauge("surge_kv_cache_free_blocks", "Free KV cache blocks")),
       kv_total_blocks_(registry_.AddGauge("surge_kv_cache_total_blocks", "KV cache blocks in the pool")),
+      kv_used_bytes_(registry_.AddGauge("surge_kv_cache_used_bytes",
+                                        "Bytes of the KV cache in blocks in use (blocks x bytes per block)")),
+      kv_total_bytes_(registry_.AddGauge("surge_kv_cache_total_bytes",
+                                         "Bytes of the KV cache pool, in its KV dtype (scales included)")),
       prompt_tokens_(registry_.AddCounter("surge_prompt_tokens_total", "Prompt tokens of finished requests")),
       generation_tokens_(registry_.AddCounter("surge_generation_tokens_total",
                                               "Tokens generated for finished requests")),
@@ -38,6 +75,10 @@ ServerMetrics::ServerMetrics()
                                   "From request arrival to its last output token", LatencyBuckets())),
       tpot_(registry_.AddHistogram("surge_time_per_output_token_seconds",
                                    "Mean time between output tokens of a request", TokenLatencyBuckets())),
+      inter_token_latency_(registry_.AddHistogram("surge_inter_token_latency_seconds",
+                                                  "Time between consecutive outputs carrying tokens to a choice, "
+                                                  "at the HTTP edge",
+                                                  TokenLatencyBuckets())),
       queue_time_by_tier_(registry_.AddHistogramFamily(
           "surge_request_queue_time_seconds",
           "From submission to the engine until first scheduled, by priority tier", {"tier"}, LatencyBuckets())),
@@ -77,10 +118,17 @@ ServerMetrics::ServerMetrics()
                &obs::SpanExporterStats::num_dropped);
   trace_mirror("surge_trace_spans_failed_total", "Spans sent but never accepted (retries spent or refused)",
                &obs::SpanExporterStats::num_failed);
+  auto step_mirror = [&](const char* name, const char* help, StepSizeHistogram EngineStats::*total) {
+    step_mirrors_.push_back({&registry_.AddHistogram(name, help, StepSizeBuckets()), total, {}});
+  };
+  step_mirror("surge_engine_step_tokens", "Tokens computed per engine step (prefill chunks + decodes)",
+              &EngineStats::step_tokens);
+  step_mirror("surge_engine_step_sequences", "Sequences in the batch per engine step", &EngineStats::step_sequences);
 }
 
 void ServerMetrics::CountRequest(std::string_view endpoint, int http_status) {
   requests_.WithLabels({endpoint, std::to_string(http_status)}).Increment();
+  if (http_status >= 400) CountError(ErrorKindForStatus(http_status));
 }
 
 void ServerMetrics::ObserveQueueTime(std::string_view tier, double seconds) {
@@ -114,25 +162,38 @@ void ServerMetrics::RefreshBusy(const EngineStats& stats) {
   last_scrape_us_ = now_us;
 }
 
-std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExporterStats* traces) {
-  std::lock_guard<std::mutex> lock(scrape_mu_);
-  running_.Set(stats.num_running);
-  waiting_.Set(stats.num_waiting);
+void ServerMetrics::RefreshKv(const EngineStats& stats) {
   kv_free_blocks_.Set(static_cast<double>(stats.num_free_blocks));
   kv_total_blocks_.Set(static_cast<double>(stats.num_total_blocks));
   const int64_t used = stats.num_total_blocks - stats.num_free_blocks;
   kv_usage_.Set(stats.num_total_blocks > 0 ? static_cast<double>(used) / stats.num_total_blocks : 0.0);
-  for (Mirror& mirror : mirrors_) {
-    const int64_t total = stats.*mirror.total;
-    mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
-    mirror.last = std::max(mirror.last, total);
-  }
+  kv_used_bytes_.Set(static_cast<double>(used * stats.kv_bytes_per_block));
+  kv_total_bytes_.Set(static_cast<double>(stats.num_total_blocks * stats.kv_bytes_per_block));
+}
+
+void ServerMetrics::RefreshMirrors(const EngineStats& stats, const obs::SpanExporterStats* traces) {
+  for (Mirror& mirror : mirrors_) mirror.counter->Increment(static_cast<double>(Grown(stats.*mirror.total, &mirror.last)));
   for (TraceMirror& mirror : trace_mirrors_) {
     if (traces == nullptr) break;
-    const int64_t total = (*traces).*mirror.total;
-    mirror.counter->Increment(static_cast<double>(std::max<int64_t>(total - mirror.last, 0)));
-    mirror.last = std::max(mirror.last, total);
+    mirror.counter->Increment(static_cast<double>(Grown((*traces).*mirror.total, &mirror.last)));
   }
+  for (StepMirror& mirror : step_mirrors_) {
+    const StepSizeHistogram& total = stats.*mirror.total;
+    std::array<uint64_t, StepSizeHistogram::kNumBounds + 1> delta{};
+    for (size_t i = 0; i < delta.size(); ++i) {
+      delta[i] = total.bucket_counts[i] > mirror.last.bucket_counts[i] ? total.bucket_counts[i] - mirror.last.bucket_counts[i] : 0;
+    }
+    mirror.histogram->AddCounts(delta, static_cast<double>(std::max<int64_t>(total.sum - mirror.last.sum, 0)));
+    mirror.last = total;
+  }
+}
+
+std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExporterStats* traces) {
+  std::lock_guard<std::mutex> lock(scrape_mu_);
+  running_.Set(stats.num_running);
+  waiting_.Set(stats.num_waiting);
+  RefreshKv(stats);
+  RefreshMirrors(stats, traces);
   RefreshBusy(stats);
   process_.Refresh();
   const int64_t queried = stats.prefix_cache_queried_tokens;

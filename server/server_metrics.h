@@ -1,6 +1,7 @@
 // ServerMetrics: the Prometheus metrics of `surge serve` — HTTP requests by endpoint and
-// status, latency histograms measured at the HTTP edge, token counters, and the engine's
-// own gauges (running, waiting, KV usage) refreshed from EngineStats at each scrape.
+// status, errors by kind, latency histograms measured at the HTTP edge, token counters,
+// and the engine's own gauges and step histograms (running, waiting, KV usage, batch
+// sizes) refreshed from EngineStats at each scrape. docs/METRICS.md lists every family.
 #pragma once
 
 #include <mutex>
@@ -15,12 +16,27 @@
 
 namespace surge {
 
+// The `kind` label of surge_request_errors_total for an HTTP status: invalid_request (400
+// and other 4xx), not_found (404), overloaded (429), disconnected (499), unavailable (503),
+// timeout (504), internal (other 5xx); "" below 400.
+const char* ErrorKindForStatus(int http_status);
+
 class ServerMetrics {
  public:
   ServerMetrics();
 
   // One answered request; `http_status` 499 when the client left first (nginx's code).
+  // A status >= 400 also counts under its error kind (ErrorKindForStatus).
   void CountRequest(std::string_view endpoint, int http_status);
+  // An error that reached the client inside a 200 (a stream's error event): its kind.
+  void CountError(std::string_view kind) { errors_.WithLabels({kind}).Increment(); }
+  // A request ended by its deadline (`timeout` or --request-timeout), streamed or not.
+  void CountTimeout() { timeouts_.Increment(); }
+  // The time between two consecutive outputs that carried tokens to one choice.
+  void ObserveInterTokenLatency(double seconds) { inter_token_latency_.Observe(seconds); }
+  void SetActiveConnections(int64_t num_connections) {
+    active_connections_.Set(static_cast<double>(num_connections));
+  }
   // Per finished generation: seconds from arrival to the first token and to the end,
   // the mean time between its output tokens, and its token counts.
   // `tier` ("realtime", "normal", "batch") labels the per-tier TTFT histogram.
@@ -37,17 +53,23 @@ class ServerMetrics {
  private:
   obs::Registry registry_;
   obs::CounterFamily& requests_;
+  obs::CounterFamily& errors_;
+  obs::Counter& timeouts_;
+  obs::Gauge& active_connections_;
   obs::Gauge& in_flight_;
   obs::Gauge& running_;
   obs::Gauge& waiting_;
   obs::Gauge& kv_usage_;
   obs::Gauge& kv_free_blocks_;
   obs::Gauge& kv_total_blocks_;
+  obs::Gauge& kv_used_bytes_;
+  obs::Gauge& kv_total_bytes_;
   obs::Counter& prompt_tokens_;
   obs::Counter& generation_tokens_;
   obs::Histogram& ttft_;
   obs::Histogram& e2e_;
   obs::Histogram& tpot_;
+  obs::Histogram& inter_token_latency_;
   obs::HistogramFamily& queue_time_by_tier_;
   obs::HistogramFamily& ttft_by_tier_;
   obs::Gauge& prefix_cache_hit_rate_;
@@ -74,7 +96,16 @@ class ServerMetrics {
     int64_t last = 0;  // guarded by scrape_mu_
   };
   std::vector<TraceMirror> trace_mirrors_;
+  // The engine's step-size bucket counts, mirrored the same way, bucket by bucket.
+  struct StepMirror {
+    obs::Histogram* histogram;
+    StepSizeHistogram EngineStats::*total;
+    StepSizeHistogram last;  // guarded by scrape_mu_
+  };
+  std::vector<StepMirror> step_mirrors_;
   void RefreshBusy(const EngineStats& stats);  // scrape_mu_ held
+  void RefreshKv(const EngineStats& stats);    // scrape_mu_ held
+  void RefreshMirrors(const EngineStats& stats, const obs::SpanExporterStats* traces);  // scrape_mu_ held
   std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
 };
 
