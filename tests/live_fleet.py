@@ -42,16 +42,21 @@ class SurgeProcess:
 
     def stop(self):
         """SIGTERM (graceful drain), SIGKILL after 20 s; the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, timeout_s=20)
         self._stdout.close()
         self._stderr.close()
         return self.proc.returncode
+
+
+def terminate(proc, timeout_s):
+    """SIGTERM, then SIGKILL after `timeout_s`; waits for the exit."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def start_engine(surge, *extra):

@@ -22,7 +22,7 @@ import urllib.parse
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from live_fleet import MODEL, Load, http, start_engine, start_router  # noqa: E402
+from live_fleet import MODEL, Load, http, start_engine, start_router, terminate  # noqa: E402
 
 SURGE = sys.argv[1] if len(sys.argv) > 1 else "build/surge"
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -121,12 +121,7 @@ class Prometheus:
         return answer["data"]["result"]
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        terminate(self.proc, timeout_s=10)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
