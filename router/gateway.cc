@@ -6,6 +6,7 @@
 
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "obs/dashboard/dashboard.h"
 #include "obs/metrics.h"
 #include "router/backend_monitor.h"
 #include "router/backend_set.h"
@@ -30,6 +31,7 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   if (!backends.ok()) return backends.status();
   gateway->backends_ = std::move(backends).value();
   gateway->metrics_ = std::make_unique<RouterMetrics>();
+  for (const auto& [pool, unused] : c.pools) gateway->metrics_->AddPool(pool);
   StatusOr<ApiKeyStore> keys = ApiKeyStore::Load(c.api_keys_file, std::getenv(kApiKeysEnv));
   if (!keys.ok()) return keys.status();
   StatusOr<std::unique_ptr<RequestGate>> gate =
@@ -98,6 +100,9 @@ void Gateway::RegisterRoutes() {
     metrics->SetActiveConnections(server->num_open_connections());
     writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}},
                  metrics->Expose(backends, SteadyNowMs()));
+  });
+  server_->Route("GET", "/dashboard", [](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    writer->Send(200, {{"content-type", std::string(obs::kDashboardContentType)}}, std::string(obs::DashboardHtml()));
   });
 }
 

@@ -48,6 +48,12 @@ class RouterMetrics {
     alias_routes_.WithLabels({alias, pool, reason}).Increment();
   }
   void CountNoBackend(std::string_view pool) { no_backend_.WithLabels({pool}).Increment(); }
+  // Creates the pool's retry and no-backend series at 0, so that rate() over them (the
+  // dashboards' per-pool panels) reads 0 rather than nothing before the first event.
+  void AddPool(std::string_view pool) {
+    retries_.WithLabels({pool});
+    no_backend_.WithLabels({pool});
+  }
   // A stream that broke after bytes reached the client (it got an SSE error event).
   void CountStreamError(std::string_view backend) { stream_errors_.WithLabels({backend}).Increment(); }
 

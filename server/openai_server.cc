@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "obs/dashboard/dashboard.h"
 #include "obs/otlp_http/otlp_http_sender.h"
 #include "server/in_flight_request.h"
 #include "server/kv_event_stream.h"
@@ -107,6 +108,9 @@ void OpenAiServer::AddRoutes() {
   http_->Route("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
   http_->Route("GET", std::string(kModelsPrefix) + "*",
                [&context](net::HttpRequest request, Writer writer) { HandleModel(context, request, writer); });
+  http_->Route("GET", "/dashboard", [](net::HttpRequest, Writer writer) {
+    writer->Send(200, {{"Content-Type", std::string(obs::kDashboardContentType)}}, std::string(obs::DashboardHtml()));
+  });
   http_->Route("GET", "/kv_config", [&context](net::HttpRequest, Writer writer) { HandleKvConfig(context, *writer); });
   http_->Route("GET", "/kv_events", [&context](net::HttpRequest, Writer writer) { HandleKvEvents(context, writer); });
   http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
