@@ -1,5 +1,5 @@
 // KubeClient: authenticated calls to the Kubernetes API server (in-cluster service account or
-// a kubeconfig (YAML or JSON); https with the cluster's CA, bearer token or client certificate).
+// a JSON kubeconfig; https with the cluster's CA, bearer token or client certificate).
 #pragma once
 
 #include <atomic>
@@ -30,7 +30,8 @@ StatusOr<KubeClientConfig> InClusterConfig(
     std::string_view service_account_dir = kServiceAccountDir,
     const std::function<const char*(const char*)>& getenv = [](const char* name) { return std::getenv(name); });
 
-// A kubeconfig in YAML (as kubectl writes it) or JSON. The context `context_name`, or current-context: its cluster's server,
+// A kubeconfig in JSON (`kubectl config view --raw -o json` writes one; YAML is refused with
+// a message saying so). The context `context_name`, or current-context: its cluster's server,
 // certificate-authority(-data) and insecure-skip-tls-verify; its user's token, tokenFile,
 // client-certificate(-data) and client-key(-data); its namespace. Relative file paths are read
 // relative to the kubeconfig's directory. exec / auth-provider users are UNIMPLEMENTED.

@@ -1,11 +1,10 @@
-// Where KubeClient's configuration comes from: a pod's service account, or a kubeconfig.
+// Where KubeClient's configuration comes from: a pod's service account, or a JSON kubeconfig.
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 
 #include "autoscale/kubernetes/kube_client.h"
 #include "autoscale/read_file.h"
-#include "router/config_yaml/yaml_to_json.h"
 
 namespace surge::autoscale::k8s {
 namespace {
@@ -114,15 +113,11 @@ namespace {
 
 StatusOr<KubeClientConfig> ParseKubeconfigJson(std::string_view json_text, const std::string& base_dir,
                                                std::string_view context_name) {
-  // kubectl writes YAML; `kubectl config view -o json` writes JSON, which is YAML too, but
-  // nlohmann's parser is the stricter and the faster for it.
   json config = json::parse(json_text, nullptr, false);
-  if (config.is_discarded()) {
-    StatusOr<json> yaml = router::YamlToJson(json_text);
-    if (!yaml.ok()) return InvalidArgumentError("kubeconfig is neither JSON nor YAML: " + yaml.status().message());
-    config = std::move(yaml).value();
+  if (config.is_discarded() || !config.is_object()) {
+    return InvalidArgumentError("kubeconfig is not JSON (YAML kubeconfigs are not read here: convert with "
+                                "`kubectl config view --raw --flatten -o json`)");
   }
-  if (!config.is_object()) return InvalidArgumentError("kubeconfig: expected a mapping (apiVersion, clusters, ...)");
   std::string context = context_name.empty() ? config.value("current-context", "") : std::string(context_name);
   if (context.empty()) return InvalidArgumentError("kubeconfig: no current-context and no context named");
   ASSIGN_OR_RETURN(json ctx, FindNamed(config, "contexts", "context", context));
