@@ -15,5 +15,6 @@ int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunScale(const std::vector<std::string>& args);
+int RunAlarms(const std::vector<std::string>& args);
 
 }  // namespace surge

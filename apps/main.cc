@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"convert", surge::RunConvert, "convert a Hugging Face model directory to a GGUF file"},
     {"bench", surge::RunBench, "load-test an OpenAI-compatible server: latency, throughput, A/B"},
     {"plan", surge::RunPlan, "instances, concurrency and cost for a target QPS and SLO, from bench results"},
+    {"alarms", surge::RunAlarms, "alarms export --prometheus: the --alarm-rules file as Prometheus alerting rules"},
     {"scale", surge::RunScale, "scale simulate: replay a load trace through the autoscaling policy (HTML report)"},
 };
 

@@ -66,6 +66,20 @@ void RouteAutoscaler::Run() {
   }
 }
 
+bool RouteAutoscaler::Polices(const std::string& pool) const {
+  for (const autoscale::PoolConfig& policed : config_.pools) {
+    if (policed.name == pool) return true;
+  }
+  return false;
+}
+
+Status RouteAutoscaler::RequestScaleUp(const std::string& pool) {
+  if (!Polices(pool)) return NotFoundError("--autoscale does not scale pool '" + pool + "'");
+  std::lock_guard<std::mutex> lock(mu_);
+  scale_up_requests_.insert(pool);
+  return OkStatus();
+}
+
 autoscale::PoolMetrics RouteAutoscaler::Sample(const std::string& pool) {
   std::vector<autoscale::ReplicaSample> replicas;
   const int64_t now_ms = router::SteadyNowMs();
@@ -82,7 +96,12 @@ autoscale::PoolMetrics RouteAutoscaler::Sample(const std::string& pool) {
   // Capacity coming (the pending-replica guard): loading, restarting, being scheduled.
   const int num_pending = actuator_->NumPending(pool, static_cast<int>(replicas.size()));
   for (int i = 0; i < num_pending; ++i) replicas.push_back({.ready = false});
-  return autoscale::PoolMetrics::FromReplicas(replicas, std::nullopt, gateway_.NeedsCapacity(pool));
+  bool requested = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requested = scale_up_requests_.erase(pool) > 0;
+  }
+  return autoscale::PoolMetrics::FromReplicas(replicas, std::nullopt, gateway_.NeedsCapacity(pool) || requested);
 }
 
 void RouteAutoscaler::Step() {

@@ -10,6 +10,8 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,6 +46,13 @@ class RouteAutoscaler {
   ~RouteAutoscaler();  // Stop()
   void Stop();
 
+  // Whether `pool` is one the policy scales.
+  bool Polices(const std::string& pool) const;
+  // An alarm's scale_up: the next step counts it as a scale-up input for `pool`, as the
+  // tiers' needs-capacity signal (one more replica than are ready, pending ones included).
+  // NOT_FOUND for a pool the policy does not scale.
+  Status RequestScaleUp(const std::string& pool);
+
  private:
   RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway, std::unique_ptr<ScaleActuator> actuator);
   void Run();
@@ -64,6 +73,7 @@ class RouteAutoscaler {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;  // guarded by mu_
+  std::set<std::string> scale_up_requests_;  // guarded by mu_; taken by the next Step
   std::thread thread_;
 };
 

@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "apps/alarm_rules_file.h"
 #include "apps/commands.h"
+#include "apps/route_alarms.h"
 #include "apps/route_autoscaler.h"
 #include "apps/route_kubernetes.h"
 #include "apps/worker_actuator.h"
@@ -117,6 +119,7 @@ struct RouteFlags {
   int64_t spawn = 0;
   std::string tiers;  // --tiers P1,P2,P3
   std::string autoscale_file;  // --autoscale POLICY_FILE
+  std::string alarm_rules_file;  // --alarm-rules FILE
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -164,6 +167,10 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
                    " weighted queues; more keys in the config's tiers section)");
   parser.AddString("autoscale", &f.autoscale_file,
                    "POLICY_FILE (JSON, autoscale/README.md): scale the spawned pools by their metrics and schedules");
+  parser.AddString("alarm-rules", &f.alarm_rules_file,
+                   "FILE (YAML or JSON, obs/README.md): alarm rules on this router's metrics; actions log, webhook, "
+                   "scale_up (needs --autoscale), restart_instance (spawned workers); GET /alarms "
+                   "(e.g. deploy/alarms/seed_rules.yaml)");
   parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
@@ -275,7 +282,8 @@ StatusOr<std::unique_ptr<router::WorkerSupervisor>> StartWorkers(router::Gateway
   return supervisor;
 }
 
-int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> autoscale_config) {
+int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> autoscale_config,
+          std::optional<obs::AlarmConfig> alarm_config) {
   // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -324,6 +332,16 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
     }
     autoscaler = std::move(started).value();
   }
+  std::shared_ptr<obs::AlarmRunner> alarms;
+  if (alarm_config) {
+    StatusOr<std::shared_ptr<obs::AlarmRunner>> started =
+        StartRouteAlarms(std::move(*alarm_config), **gateway, workers->get(), autoscaler.get());
+    if (!started.ok()) {
+      std::fprintf(stderr, "surge route: %s\n", started.status().message().c_str());
+      return 2;
+    }
+    alarms = std::move(started).value();
+  }
   const router::RouteConfig& c = (*gateway)->config();
   std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),
               (*gateway)->backends().Snapshot().size(), c.pools.size());
@@ -332,6 +350,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
+  if (alarms) alarms->Stop();  // no actions from here on
   if (autoscaler) autoscaler->Stop();  // no resizing while the workers drain
   if (discovery) discovery->Stop();
   (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
@@ -370,7 +389,16 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     }
     autoscale_config = std::move(loaded).value();
   }
-  return Route(std::move(config), std::move(autoscale_config));
+  std::optional<obs::AlarmConfig> alarm_config;
+  if (!flags.alarm_rules_file.empty()) {
+    StatusOr<obs::AlarmConfig> loaded = LoadAlarmRulesFile(flags.alarm_rules_file);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "surge route: --alarm-rules: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    alarm_config = std::move(loaded).value();
+  }
+  return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config));
 }
 
 }  // namespace surge

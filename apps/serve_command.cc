@@ -12,6 +12,7 @@
 
 #include "api/generation_params.h"
 #include "api/request_body.h"
+#include "apps/alarm_rules_file.h"
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
@@ -61,6 +62,7 @@ struct ServeFlags {
   std::string otlp_protocol = "http/protobuf";
   double trace_sample_ratio = 1.0;
   std::string otlp_service_name = "surge";
+  std::string alarm_rules;
   bool help = false;
 };
 
@@ -124,7 +126,26 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "fraction of new traces recorded, in [0, 1]; a client's traceparent decides for its own "
                    "(default 1)");
   parser.AddString("otlp-service-name", &f.otlp_service_name, "service.name of the exported spans (default surge)");
+  parser.AddString("alarm-rules", &f.alarm_rules,
+                   "alarm rules file (YAML or JSON; obs/README.md): evaluated on this server's own metrics, "
+                   "actions log and webhook, state at GET /alarms (e.g. deploy/alarms/engine_rules.yaml)");
   parser.AddBool("help", &f.help, "show this help");
+}
+
+// scale_up and restart_instance need an autoscaler and workers: the router's.
+Status ApplyAlarmRules(const std::string& path, ServerOptions* server) {
+  if (path.empty()) return OkStatus();
+  StatusOr<obs::AlarmConfig> rules = LoadAlarmRulesFile(path);
+  if (!rules.ok()) return rules.status().WithContext("--alarm-rules");
+  for (const obs::AlarmRule& rule : rules->rules) {
+    const obs::AlarmAction::Type type = rule.action.type;
+    if (type == obs::AlarmAction::Type::kScaleUp || type == obs::AlarmAction::Type::kRestartInstance) {
+      return InvalidArgumentError("--alarm-rules: rule " + rule.name + ": action " + std::string(obs::ActionTypeName(type)) +
+                                  " is surge route's (an autoscaler, spawned workers); surge serve can log or webhook");
+    }
+  }
+  server->alarm_rules = *std::move(rules);
+  return OkStatus();
 }
 
 // "" leaves it off.
@@ -315,6 +336,10 @@ int RunServe(const std::vector<std::string>& raw_args) {
   }
   ServeConfig config;
   if (Status status = ApplyTracing(flags, parser, &config.server); !status.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+    return 2;
+  }
+  if (Status status = ApplyAlarmRules(flags.alarm_rules, &config.server); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;
   }

@@ -18,11 +18,16 @@ using autoscale::ReplicaId;
 // yet seen as a worker slot, and the move back to a cheaper class in progress.
 struct PoolBooks {
   std::map<std::string, ReplicaId> ids;
-  std::map<std::string, int32_t> num_restarts;  // as last seen: a rise is an unexpected exit
+  // Exits nobody asked for (a Restart() is not a reclaim), as last seen: a rise is a reclaim.
+  std::map<std::string, int32_t> num_unasked_exits;
   std::deque<ReplicaId> unbound;
   std::optional<CapacityClasses::Move> move;
   ReplicaId move_target = 0;
 };
+
+int32_t UnaskedExits(const router::WorkerInfo& worker) {
+  return worker.num_restarts - worker.num_requested_restarts;
+}
 
 class WorkerActuator final : public ScaleActuator {
  public:
@@ -82,12 +87,13 @@ class WorkerActuator final : public ScaleActuator {
       } else {  // a worker of --spawn N, there before the autoscaler placed anything
         it->second = classes.Add(classes.PlaceNext(now).value_or(classes.classes().size() - 1), now);
       }
-      books.num_restarts[worker.name] = worker.num_restarts;
+      books.num_unasked_exits[worker.name] = UnaskedExits(worker);
     }
     const ReplicaId id = it->second;
     if (worker.state == router::WorkerState::kUp) classes.MarkReady(id);
-    const bool exited = worker.num_restarts > books.num_restarts[worker.name] || worker.state == router::WorkerState::kBackoff;
-    books.num_restarts[worker.name] = worker.num_restarts;
+    const bool exited = UnaskedExits(worker) > books.num_unasked_exits[worker.name] ||
+                        (worker.state == router::WorkerState::kBackoff && !worker.restarting_on_request);
+    books.num_unasked_exits[worker.name] = UnaskedExits(worker);
     const std::optional<size_t> cls = classes.ClassOf(id);
     if (!exited || !cls || !classes.classes()[*cls].preemptible) return false;
     classes.Reclaimed(id, now);
@@ -153,7 +159,7 @@ class WorkerActuator final : public ScaleActuator {
 
   static void Forget(PoolBooks& books, const std::string& name) {
     books.ids.erase(name);
-    books.num_restarts.erase(name);
+    books.num_unasked_exits.erase(name);
   }
 
   const router::RouteConfig& config_;

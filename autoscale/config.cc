@@ -8,6 +8,7 @@
 
 #include "autoscale/autoscaler.h"
 #include "autoscale/read_file.h"
+#include "base/duration.h"
 
 namespace surge::autoscale {
 namespace {
@@ -223,30 +224,7 @@ Status ReadPool(const Json& json, const std::string& name, std::string_view zone
 
 }  // namespace
 
-StatusOr<Duration> ParseDuration(std::string_view text) {
-  auto error = [&] {
-    return InvalidArgumentError("'" + std::string(text) + "' is not a duration like \"500ms\", \"30s\", \"5m\", \"1h30m\"");
-  };
-  if (text.empty()) return error();
-  double total_ms = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t begin = pos;
-    while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
-    std::string_view number_text = text.substr(begin, pos - begin);
-    if (pos == begin || number_text.find('.') != number_text.rfind('.') || number_text.front() == '.') return error();
-    double number = std::stod(std::string(number_text));
-    double unit_ms = 0;
-    if (text.substr(pos, 2) == "ms") unit_ms = 1, pos += 2;
-    else if (text.substr(pos, 1) == "s") unit_ms = 1000, pos += 1;
-    else if (text.substr(pos, 1) == "m") unit_ms = 60000, pos += 1;
-    else if (text.substr(pos, 1) == "h") unit_ms = 3600000, pos += 1;
-    else return error();
-    total_ms += number * unit_ms;
-  }
-  if (total_ms > 1e12) return error();
-  return Duration(static_cast<int64_t>(std::llround(total_ms)));
-}
+StatusOr<Duration> ParseDuration(std::string_view text) { return surge::ParseDuration(text); }
 
 StatusOr<AutoscaleConfig> ParseAutoscaleConfig(std::string_view json_text, std::string_view zoneinfo_dir) {
   Json root = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);

@@ -193,6 +193,12 @@ Metric& Family<Metric>::WithLabels(std::initializer_list<std::string_view> value
 }
 
 template <typename Metric>
+void Family<Metric>::Remove(const std::vector<std::string>& values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  children_.erase(values);
+}
+
+template <typename Metric>
 void Family<Metric>::AppendSamples(std::string* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [values, child] : children_) {

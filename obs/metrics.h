@@ -101,6 +101,10 @@ class Family final : public internal::FamilyBase {
          std::vector<double> upper_bounds = {});
   Metric& WithLabels(const std::vector<std::string>& values);
   Metric& WithLabels(std::initializer_list<std::string_view> values);
+  // Drops the child of `values`: its series leaves the exposition. A reference WithLabels
+  // returned for it dangles afterwards, so only for children nobody keeps (the router's
+  // per-backend gauges, set at each scrape, for a backend that left).
+  void Remove(const std::vector<std::string>& values);
 
  private:
   void AppendSamples(std::string* out) const override;

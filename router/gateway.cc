@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <mutex>
 
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -20,6 +21,11 @@
 #include "router/router_metrics.h"
 
 namespace surge::router {
+
+struct Gateway::AlarmsSource {
+  std::mutex mu;
+  std::function<std::string()> source;  // guarded by mu
+};
 
 StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   config.pools.try_emplace(kDefaultPool);
@@ -90,20 +96,36 @@ void Gateway::RegisterRoutes() {
                         {"num_routable_backends", num_routable}};
     writer->SendJson(num_routable > 0 ? 200 : 503, body.dump());
   });
-  RouterMetrics* metrics = metrics_.get();
-  RequestGate* gate = gate_.get();
-  const net::HttpServer* server = server_.get();
-  server_->Route("GET", "/metrics", [set, metrics, gate, server](net::HttpRequest,
-                                                                 std::shared_ptr<net::ResponseWriter> writer) {
-    std::vector<std::shared_ptr<Backend>> backends = set->Snapshot();
-    gate->RefreshMetrics();
-    metrics->SetActiveConnections(server->num_open_connections());
-    writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}},
-                 metrics->Expose(backends, SteadyNowMs()));
+  server_->Route("GET", "/metrics", [this](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    writer->Send(200, {{"content-type", std::string(obs::kPrometheusContentType)}}, ExposeMetrics());
   });
   server_->Route("GET", "/dashboard", [](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
     writer->Send(200, {{"content-type", std::string(obs::kDashboardContentType)}}, std::string(obs::DashboardHtml()));
   });
+  alarms_ = std::make_shared<AlarmsSource>();
+  server_->Route("GET", "/alarms", [alarms = alarms_](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
+    std::function<std::string()> source;
+    {
+      std::lock_guard<std::mutex> lock(alarms->mu);
+      source = alarms->source;
+    }
+    if (!source) {
+      return writer->SendJson(404, R"json({"error": "no alarm rules (start surge route with --alarm-rules FILE)"})json");
+    }
+    writer->SendJson(200, source());
+  });
+}
+
+std::string Gateway::ExposeMetrics() {
+  std::vector<std::shared_ptr<Backend>> backends = backends_->Snapshot();
+  gate_->RefreshMetrics();
+  metrics_->SetActiveConnections(server_->num_open_connections());
+  return metrics_->Expose(backends, SteadyNowMs());
+}
+
+void Gateway::SetAlarmsSource(std::function<std::string()> source) {
+  std::lock_guard<std::mutex> lock(alarms_->mu);
+  alarms_->source = std::move(source);
 }
 
 Status Gateway::Start() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,8 +57,13 @@ class Gateway {
   bool Shutdown(std::chrono::milliseconds timeout);
   void Stop();
 
+  // The /metrics text (per-backend gauges refreshed first): what the alarm rules read.
+  std::string ExposeMetrics();
+  // GET /alarms answers `source()` (JSON text) once set; 404 before (no --alarm-rules).
+  void SetAlarmsSource(std::function<std::string()> source);
+
   const RouteConfig& config() const { return config_; }
-  // For other parts' families (the autoscaler's), rendered at GET /metrics.
+  // For other parts' families (the autoscaler's, the alarm rules'), rendered at GET /metrics.
   obs::Registry& metrics_registry();
   BackendSet& backends() { return *backends_; }
 
@@ -79,6 +85,8 @@ class Gateway {
   std::unique_ptr<ProxyContext> context_;
   std::unique_ptr<DelayQueue> delays_;
   std::unique_ptr<net::HttpServer> server_;
+  struct AlarmsSource;
+  std::shared_ptr<AlarmsSource> alarms_;  // shared with the /alarms route
   bool stopped_ = false;
 };
 

@@ -69,7 +69,13 @@ RouterMetrics::RouterMetrics()
       routable_(registry_.AddGaugeFamily("surge_router_backend_routable",
                                          "1 when new requests may go to the backend now", {"backend"})),
       in_flight_(registry_.AddGaugeFamily("surge_router_backend_in_flight",
-                                          "This router's requests on the backend now", {"backend"})) {}
+                                          "This router's requests on the backend now", {"backend"})),
+      busy_fraction_(registry_.AddGaugeFamily("surge_router_backend_busy_fraction",
+                                              "The backend's engine busy fraction, from its last /metrics scrape",
+                                              {"backend", "pool"})),
+      kv_usage_(registry_.AddGaugeFamily("surge_router_backend_kv_usage_ratio",
+                                         "The backend's KV cache usage (0..1), from its last /metrics scrape",
+                                         {"backend", "pool"})) {}
 
 void RouterMetrics::CountDecision(std::string_view pool, std::string_view policy, const PickResult& pick) {
   decisions_.WithLabels({pool, policy, pick.decision}).Increment();
@@ -91,21 +97,29 @@ void RouterMetrics::ObserveRequest(std::string_view pool, double first_byte_seco
 std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [url, present] : seen_backends_) present = false;
+    for (auto& [url, seen] : seen_backends_) seen.present = false;
     for (const std::shared_ptr<Backend>& backend : backends) {
       const std::string& url = backend->url();
-      seen_backends_[url] = true;
+      seen_backends_[url] = {true, backend->pool()};
       breaker_state_.WithLabels({url}).Set(static_cast<double>(backend->breaker_state()));
       healthy_.WithLabels({url}).Set(backend->healthy() ? 1 : 0);
       routable_.WithLabels({url}).Set(backend->IsRoutable(now_ms) ? 1 : 0);
       in_flight_.WithLabels({url}).Set(backend->num_in_flight());
+      const EngineLoad load = backend->load();
+      // Only what the engine reports: a backend without the metric has no series.
+      if (load.busy_fraction >= 0) busy_fraction_.WithLabels({url, backend->pool()}).Set(load.busy_fraction);
+      if (load.kv_usage >= 0) kv_usage_.WithLabels({url, backend->pool()}).Set(load.kv_usage);
     }
-    // A removed backend's series stay (Prometheus families cannot drop children) at 0.
-    for (const auto& [url, present] : seen_backends_) {
-      if (present) continue;
-      healthy_.WithLabels({url}).Set(0);
-      routable_.WithLabels({url}).Set(0);
-      in_flight_.WithLabels({url}).Set(0);
+    // A removed backend's series go (a restarted or retired worker must not read as an
+    // unhealthy backend forever: alarm rules and dashboards would see a ghost).
+    for (auto it = seen_backends_.begin(); it != seen_backends_.end();) {
+      if (it->second.present) {
+        ++it;
+        continue;
+      }
+      for (obs::GaugeFamily* family : {&breaker_state_, &healthy_, &routable_, &in_flight_}) family->Remove({it->first});
+      for (obs::GaugeFamily* family : {&busy_fraction_, &kv_usage_}) family->Remove({it->first, it->second.pool});
+      it = seen_backends_.erase(it);
     }
   }
   process_.Refresh();

@@ -83,8 +83,14 @@ class RouterMetrics {
   obs::GaugeFamily& healthy_;
   obs::GaugeFamily& routable_;
   obs::GaugeFamily& in_flight_;
+  obs::GaugeFamily& busy_fraction_;
+  obs::GaugeFamily& kv_usage_;
   std::mutex mu_;  // Expose: the removed-backend bookkeeping
-  std::map<std::string, bool> seen_backends_;
+  struct SeenBackend {
+    bool present = false;
+    std::string pool;
+  };
+  std::map<std::string, SeenBackend> seen_backends_;  // by url
 };
 
 }  // namespace surge::router

@@ -44,13 +44,26 @@ void HandleHealth(ServerContext& context, Writer writer) {
   context.Reply(*writer, "/health", http_status, api::Dump(api::Json{{"status", state}}));
 }
 
-void HandleMetrics(ServerContext& context, Writer writer) {
+std::string ExposeMetrics(ServerContext& context) {
   std::optional<obs::SpanExporterStats> traces;
   if (context.span_exporter) traces = context.span_exporter->stats();
   if (context.http_server != nullptr) context.metrics.SetActiveConnections(context.http_server->num_open_connections());
-  std::string text = context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr);
+  return context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr);
+}
+
+void HandleMetrics(ServerContext& context, Writer writer) {
+  std::string text = ExposeMetrics(context);
   context.metrics.CountRequest("/metrics", 200);
   writer->Send(200, {{"Content-Type", std::string(obs::kPrometheusContentType)}}, std::move(text));
+}
+
+void HandleAlarms(ServerContext& context, Writer writer) {
+  if (!context.alarms) {
+    return context.ReplyError(*writer, "/alarms",
+                              api::ApiError{NotFoundError("no alarm rules (start surge serve with --alarm-rules FILE)"),
+                                            "", "not_found"});
+  }
+  context.Reply(*writer, "/alarms", 200, context.alarms->ToJson().dump());
 }
 
 }  // namespace surge

@@ -6,6 +6,7 @@
 
 #include "base/logging.h"
 #include "obs/dashboard/dashboard.h"
+#include "obs/alarm_webhook/webhook_action.h"
 #include "obs/otlp_http/otlp_http_sender.h"
 #include "server/in_flight_request.h"
 #include "server/kv_event_stream.h"
@@ -59,6 +60,17 @@ Status StartTracing(ServerContext& context) {
   return OkStatus();
 }
 
+// --alarm-rules: log and webhook act here; scale_up and restart_instance are the router's.
+Status StartAlarms(ServerContext& context) {
+  if (!context.options.alarm_rules) return OkStatus();
+  obs::AlarmRunnerOptions options{.process_name = "surge serve",
+                                  .scrape = [&context] { return ExposeMetrics(context); },
+                                  .registry = &context.metrics.registry()};
+  options.factories[obs::AlarmAction::Type::kWebhook] = obs::MakeWebhookAction;
+  ASSIGN_OR_RETURN(context.alarms, obs::AlarmRunner::Start(*context.options.alarm_rules, std::move(options)));
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engine, const Tokenizer& tokenizer,
@@ -69,6 +81,7 @@ StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engin
   ASSIGN_OR_RETURN(PromptBuilder prompts, PromptBuilder::Create(tokenizer, chat_template, options.max_model_len));
   auto context = std::make_unique<ServerContext>(engine, std::move(prompts), std::move(options));
   RETURN_IF_ERROR(StartTracing(*context));
+  RETURN_IF_ERROR(StartAlarms(*context));
   return std::unique_ptr<OpenAiServer>(new OpenAiServer(std::move(context)));
 }
 
@@ -113,6 +126,7 @@ void OpenAiServer::AddRoutes() {
   });
   http_->Route("GET", "/kv_config", [&context](net::HttpRequest, Writer writer) { HandleKvConfig(context, *writer); });
   http_->Route("GET", "/kv_events", [&context](net::HttpRequest, Writer writer) { HandleKvEvents(context, writer); });
+  http_->Route("GET", "/alarms", [&context](net::HttpRequest, Writer writer) { HandleAlarms(context, writer); });
   http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
                                                                   SteadyClock::time_point) { HandleMetrics(c, w); }));
 }
@@ -122,6 +136,7 @@ Status OpenAiServer::Start() { return http_->Start(); }
 void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
   if (shut_down_) return;
   shut_down_ = true;
+  if (context_->alarms) context_->alarms->Stop();  // no actions while the server drains
   context_->draining = true;
   http_->Drain();
   context_->kv_event_streams.EndAll();  // they never end by themselves

@@ -52,6 +52,10 @@ inline constexpr char kModelsPrefix[] = "/v1/models/";
 void HandleModel(ServerContext& context, const net::HttpRequest& http, Writer writer);
 void HandleHealth(ServerContext& context, Writer writer);
 void HandleMetrics(ServerContext& context, Writer writer);
+// The text GET /metrics answers (engine gauges refreshed): what the alarm rules read.
+std::string ExposeMetrics(ServerContext& context);
+// GET /alarms: the alarm rules and their alerts (404 without --alarm-rules).
+void HandleAlarms(ServerContext& context, Writer writer);
 
 // 404 model_not_found unless `model` is empty or the served model's name.
 std::optional<api::ApiError> CheckModel(const ServerContext& context, const std::string& model);

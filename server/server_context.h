@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "net/cors.h"
 #include "net/http_server.h"
 #include "net/response_writer.h"
+#include "obs/alarms/alarm_runner.h"
 #include "obs/otlp_encoder.h"
 #include "obs/span_exporter.h"
 #include "obs/tracer.h"
@@ -71,6 +73,8 @@ struct ServerOptions {
   // Completions, chat and responses: the deadline of a request that gives no `timeout`,
   // and the most one may give (--request-timeout); 0: none, and any `timeout` goes.
   double request_timeout_s = 0;
+  // --alarm-rules: evaluated in-process on this server's own metrics, shown at GET /alarms.
+  std::optional<obs::AlarmConfig> alarm_rules{};
 };
 
 class ServerContext {
@@ -116,6 +120,7 @@ class ServerContext {
   // The listening server, for /metrics' open connections; set by OpenAiServer before it
   // serves (null in a context without one).
   const net::HttpServer* http_server = nullptr;
+  std::unique_ptr<obs::AlarmRunner> alarms;  // options.alarm_rules only; scrapes `metrics`
 
  private:
   mutable std::mutex mu_;

@@ -49,6 +49,8 @@ class ServerMetrics {
   // Refreshes the engine gauges from `stats` (and the trace export counters from `traces`
   // when tracing is on) and renders the text exposition.
   std::string Expose(const EngineStats& stats, const obs::SpanExporterStats* traces = nullptr);
+  // For other parts' families (the alarm rules').
+  obs::Registry& registry() { return registry_; }
 
  private:
   obs::Registry registry_;

@@ -112,6 +112,7 @@ bool SupervisorCore::Round(Clock::time_point now, std::vector<WorkerEvent>& even
   for (auto& worker : workers_) ReadOutput(*worker, now);
   ReapExited(now, events);
   HandleHealth(now, events);
+  ApplyRestarts(events);
   Reconcile(now, events);
   RunTimers(now);
   std::erase_if(workers_, [](const std::unique_ptr<Worker>& worker) { return worker->remove; });
@@ -191,6 +192,24 @@ void SupervisorCore::Retire(Worker& worker, std::vector<WorkerEvent>& events) {
   worker.term_pending = true;
 }
 
+// A restarted worker leaves the gateway (kDown) and gets SIGTERM (it drains) as a retired
+// one does, but stays a slot: its exit takes the crash path, back-off and respawn.
+void SupervisorCore::ApplyRestarts(std::vector<WorkerEvent>& events) {
+  for (auto& worker : workers_) {
+    if (!worker->restart_requested) continue;
+    worker->restart_requested = false;
+    if (!worker->child || worker->retiring || worker->state == WorkerState::kStopping) continue;
+    if (worker->state == WorkerState::kUp) {
+      events.push_back({WorkerEvent::kDown, worker->pool, worker->name, worker->url, worker->child->pid()});
+    }
+    worker->kill_reason = "restarted on request (SIGTERM)";
+    worker->exit_requested = true;
+    ++worker->num_requested_restarts;
+    worker->state = WorkerState::kStopping;
+    worker->term_pending = true;
+  }
+}
+
 void SupervisorCore::SendPendingTerms() {
   std::lock_guard lock(mu_);
   const Clock::time_point now = Clock::now();
@@ -213,6 +232,7 @@ void SupervisorCore::Spawn(Worker& worker, Clock::time_point now) {
   ++worker.num_spawns;
   worker.url.clear();
   worker.kill_reason.clear();
+  worker.exit_requested = false;
   worker.health_in_flight = false;
   worker.stdout_lines = LineSplitter();
   worker.stderr_lines = LineSplitter();

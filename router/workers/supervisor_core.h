@@ -42,6 +42,9 @@ struct Worker {
   bool retiring = false;      // resize down or Stop: removed once its process is reaped
   bool retire_requested = false;  // Retire(name): retired at the next round
   bool term_pending = false;  // SIGTERM once the events of this round are delivered
+  bool restart_requested = false;  // Restart(): kDown, SIGTERM, then the usual restart
+  bool exit_requested = false;     // the process now stopping or gone was restarted on request
+  int32_t num_requested_restarts = 0;
   bool remove = false;
   std::string kill_reason;  // why the supervisor killed it, for last_exit
   std::string last_exit;
@@ -62,6 +65,7 @@ class SupervisorCore {
   std::vector<WorkerInfo> Snapshot() const;
   Status Resize(const std::string& pool, int32_t num_workers);
   Status Retire(const std::string& name);
+  Status Restart(const std::string& url_or_name);
   void Stop();
 
  private:
@@ -76,6 +80,7 @@ class SupervisorCore {
   void Reconcile(Clock::time_point now, std::vector<WorkerEvent>& events);
   void AddWorker(Pool& pool, Clock::time_point now);
   void Retire(Worker& worker, std::vector<WorkerEvent>& events);
+  void ApplyRestarts(std::vector<WorkerEvent>& events);
   void ReadOutput(Worker& worker, Clock::time_point now);
   void ReadStream(Worker& worker, bool is_stdout, Clock::time_point now);
   void OnLine(Worker& worker, bool is_stdout, std::string_view line, Clock::time_point now);

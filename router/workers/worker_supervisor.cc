@@ -97,6 +97,7 @@ Status WorkerSupervisor::Resize(const std::string& pool, int32_t num_workers) {
   return core_->Resize(pool, num_workers);
 }
 Status WorkerSupervisor::Retire(const std::string& name) { return core_->Retire(name); }
+Status WorkerSupervisor::Restart(const std::string& url_or_name) { return core_->Restart(url_or_name); }
 void WorkerSupervisor::Stop() { core_->Stop(); }
 
 namespace internal {
@@ -152,7 +153,7 @@ std::vector<WorkerInfo> SupervisorCore::Snapshot() const {
   for (const auto& worker : workers_) {
     infos.push_back({worker->pool, worker->name, worker->url, worker->child ? worker->child->pid() : -1,
                      worker->state, std::max(worker->num_spawns - 1, 0), worker->last_exit,
-                     worker->last_output_line});
+                     worker->last_output_line, worker->num_requested_restarts, worker->exit_requested});
   }
   return infos;
 }
@@ -184,6 +185,25 @@ Status SupervisorCore::Retire(const std::string& name) {
     (*found)->retire_requested = true;
     int32_t& num_wanted = pools_.at((*found)->pool).num_wanted;
     num_wanted = std::max(num_wanted - 1, 0);
+  }
+  inbox_->Wake();
+  return OkStatus();
+}
+
+Status SupervisorCore::Restart(const std::string& url_or_name) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return UnavailableError("the worker supervisor was stopped");
+    auto found = std::find_if(workers_.begin(), workers_.end(), [&](const std::unique_ptr<Worker>& worker) {
+      return !worker->retiring && (worker->name == url_or_name || (!worker->url.empty() && worker->url == url_or_name));
+    });
+    if (found == workers_.end()) return NotFoundError("no spawned worker '" + url_or_name + "'");
+    Worker& worker = **found;
+    if (!worker.child || worker.state == WorkerState::kStopping || worker.restart_requested) {
+      return UnavailableError("worker " + worker.name + " is already " +
+                                     (worker.child ? "restarting" : "waiting to restart"));
+    }
+    worker.restart_requested = true;
   }
   inbox_->Wake();
   return OkStatus();

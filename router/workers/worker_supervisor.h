@@ -58,6 +58,9 @@ struct WorkerInfo {
   int32_t num_restarts = 0;
   std::string last_exit;         // "exited with code 2", "no /health 200 within 500 ms", ...
   std::string last_output_line;  // the worker's last line on stdout/stderr (why it failed)
+  // Of num_restarts, those Restart() asked for; the rest are exits nobody asked for.
+  int32_t num_requested_restarts = 0;
+  bool restarting_on_request = false;  // from Restart() until the replacement process starts
 };
 
 // kUp: `url` now serves (route to it). kDown: stop routing to `url` — the worker exited,
@@ -106,6 +109,12 @@ class WorkerSupervisor {
   // once it exits (at once when in back-off). Capacity classes pick which replica goes, not
   // the newest. NOT_FOUND when no worker of that name runs or restarts.
   Status Retire(const std::string& name);
+
+  // Restarts one worker, named by its url or its name: kDown, SIGTERM (it drains), and once
+  // it exits the usual restart (back-off, spawn, kUp at its new url). Returns at once;
+  // NOT_FOUND when no running worker has that url or name (UNAVAILABLE while it
+  // is already stopping or restarting).
+  Status Restart(const std::string& url_or_name);
 
   // kDown for every up worker, SIGTERM to all, SIGKILL to those still running after
   // stop_timeout_ms, all reaped before it returns. Idempotent.

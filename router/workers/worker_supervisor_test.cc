@@ -261,6 +261,39 @@ TEST(WorkerSupervisorTest, RetireStopsTheNamedWorkerForGood) {
   EXPECT_NE(Find(supervisor->workers(), "p-0"), nullptr);
 }
 
+// Restart (the restart_instance alarm action): kDown while the old process still runs
+// (SIGTERM after it), then kUp from a new process at a new url; counted as a requested
+// restart, so the autoscaler does not take it for a reclaim.
+TEST(WorkerSupervisorTest, RestartReplacesTheProcessAndCountsItAsRequested) {
+  EventLog log;
+  auto supervisor = StartOrDie({Spec("p", 2)}, TestOptions(), log);
+  ASSERT_TRUE(supervisor->WaitUntilUp(20'000).ok());
+  log.WaitFor(WorkerEvent::kUp, 2);
+  const std::vector<WorkerInfo> before = supervisor->workers();
+  const WorkerInfo* victim = Find(before, "p-1");
+  ASSERT_NE(victim, nullptr);
+  EXPECT_EQ(supervisor->Restart("http://127.0.0.1:1").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(supervisor->Restart(victim->url).ok());  // by url, as an alarm names it
+  EXPECT_EQ(supervisor->Restart("p-1").code(), StatusCode::kUnavailable) << "already restarting";
+  std::vector<WorkerEvent> events = log.WaitFor(WorkerEvent::kUp, 3);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2].kind, WorkerEvent::kDown);
+  EXPECT_EQ(events[2].url, victim->url);
+  EXPECT_TRUE(log.alive_at_event()[2]) << "kDown must come before SIGTERM";
+  EXPECT_EQ(events[3].kind, WorkerEvent::kUp);
+  EXPECT_EQ(events[3].name, "p-1");
+  EXPECT_NE(events[3].pid, victim->pid);
+  ExpectServes(events[3].url);
+  EXPECT_TRUE(ProcessGone(victim->pid));
+  const std::vector<WorkerInfo> after = supervisor->workers();
+  EXPECT_EQ(Find(after, "p-1")->num_restarts, 1);
+  EXPECT_EQ(Find(after, "p-1")->num_requested_restarts, 1);
+  EXPECT_FALSE(Find(after, "p-1")->restarting_on_request);
+  EXPECT_EQ(Find(after, "p-1")->last_exit, "restarted on request (SIGTERM)");
+  EXPECT_EQ(Find(after, "p-0")->pid, Find(before, "p-0")->pid);
+  EXPECT_EQ(Find(after, "p-0")->num_requested_restarts, 0);
+}
+
 TEST(WorkerSupervisorTest, StartRefusesBadSpecsNamingThem) {
   auto refuse = [](std::vector<WorkerSpec> specs, SupervisorOptions options, const std::string& needle) {
     auto started = WorkerSupervisor::Start(std::move(specs), std::move(options), nullptr);

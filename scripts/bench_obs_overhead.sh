@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# What tracing at sampling 1.0 and alarm evaluation cost (issue 16's target: with the metrics,
+# <= 2% of output tok/s at concurrency 32). Two identical stacks, `surge route` in front of
+# one `surge serve` on the bundled model: "off" runs neither; "on" exports every span of
+# both processes over OTLP/HTTP to a receiver (a Python HTTP server that reads and drops them)
+# and evaluates alarm rules every second (the seed rules on the engine, the same rules with log
+# actions on the router). `surge bench --compare` drives the same concurrency-32 workload at
+# both, rounds alternating, so drift hits both alike. Metrics cannot be switched off; their
+# own cost is the metrics_bench figure (docs/BENCH.md).
+#   scripts/bench_obs_overhead.sh OUT_PREFIX [DURATION] [REPEAT]     (defaults 20s, 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$1 duration=${2:-20s} repeat=${3:-3}
+base=${PORT:-18400}
+port_otlp=$base port_engine_off=$((base + 1)) port_engine_on=$((base + 2)) port_route_off=$((base + 3)) port_route_on=$((base + 4))
+work=$(mktemp -d)
+pids=()
+cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+/usr/bin/python3 - "$port_otlp" "$out.otlp.count" <<'PY' &
+import http.server, sys, threading
+port, count_path = int(sys.argv[1]), sys.argv[2]
+lock, counts = threading.Lock(), {"posts": 0, "bytes": 0}
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with lock:
+            counts["posts"] += 1; counts["bytes"] += len(body)
+            open(count_path, "w").write(f"{counts['posts']} {counts['bytes']}\n")
+        self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *args): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Sink).serve_forever()
+PY
+pids+=($!)
+
+# The router's copy of the seed rules: the same expressions, log actions (no autoscaler here).
+/usr/bin/python3 - deploy/alarms/seed_rules.yaml "$work/route_rules.json" <<'PY'
+import json, sys, yaml
+rules = yaml.safe_load(open(sys.argv[1]))
+rules["interval"] = "1s"
+for rule in rules["rules"]:
+    rule["action"] = {"type": "log"}
+json.dump(rules, open(sys.argv[2], "w"))
+PY
+/usr/bin/python3 - deploy/alarms/engine_rules.yaml "$work/engine_rules.json" <<'PY'
+import json, sys, yaml
+rules = yaml.safe_load(open(sys.argv[1]))
+rules["interval"] = "1s"
+json.dump(rules, open(sys.argv[2], "w"))
+PY
+
+tracing=(--otlp-endpoint "http://127.0.0.1:$port_otlp" --trace-sample-ratio 1.0)
+serve() {  # PORT LOG [FLAGS...]
+  local port=$1 log=$2; shift 2
+  build/surge serve models/stories260K --host 127.0.0.1 --port "$port" "$@" >"$log" 2>&1 &
+  pids+=($!)
+}
+serve "$port_engine_off" "$out.engine_off.log"
+serve "$port_engine_on" "$out.engine_on.log" "${tracing[@]}" --alarm-rules "$work/engine_rules.json"
+for port in "$port_engine_off" "$port_engine_on"; do
+  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+build/surge route --host 127.0.0.1 --port "$port_route_off" --backend "http://127.0.0.1:$port_engine_off" \
+  >"$out.route_off.log" 2>&1 &
+pids+=($!)
+build/surge route --host 127.0.0.1 --port "$port_route_on" --backend "http://127.0.0.1:$port_engine_on" \
+  "${tracing[@]}" --alarm-rules "$work/route_rules.json" >"$out.route_on.log" 2>&1 &
+pids+=($!)
+for port in "$port_route_off" "$port_route_on"; do
+  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+
+build/surge bench --compare "http://127.0.0.1:$port_route_off" "http://127.0.0.1:$port_route_on" \
+  --concurrency 32 --duration "$duration" --repeat "$repeat" --input-len 32 --output-len 64 --ignore-eos \
+  --calibrate=false --timeout 60s --json "$out.json" >"$out.txt"
+
+/usr/bin/python3 - "$out" ":$port_route_off" ":$port_route_on" <<'PY'
+import json, sys
+out = sys.argv[1]
+rounds = json.load(open(f"{out}.json"))["rounds"]
+off = next(r for r in rounds if r["url"].endswith(sys.argv[2]))
+on = next(r for r in rounds if r["url"].endswith(sys.argv[3]))
+print(f"{'':4} {'out tok/s':>10} {'req/s':>8} {'TTFT p50 ms':>12} {'TPOT p50 ms':>12} {'done':>6} {'failed':>6}")
+for name, r in (("off", off), ("on", on)):
+    print(f"{name:4} {r['output_token_throughput']:10.1f} {r['request_throughput']:8.2f} {r['ttft_ms']['median']:12.2f} "
+          f"{r['tpot_ms']['median']:12.3f} {r['completed']:6d} {r['failed']:6d}")
+cost = 1 - on["output_token_throughput"] / off["output_token_throughput"]
+print(f"tracing 1.0 + alarms: on/off output tok/s = {on['output_token_throughput'] / off['output_token_throughput']:.4f} "
+      f"(cost {100 * cost:+.2f}%)")
+try:
+    posts, size = open(f"{out}.otlp.count").read().split()
+    print(f"OTLP receiver: {posts} POSTs, {size} bytes")
+except OSError:
+    print("OTLP receiver: nothing received", file=sys.stderr)
+    sys.exit(1)
+sys.exit(0 if off["failed"] == 0 and on["failed"] == 0 else 1)
+PY
