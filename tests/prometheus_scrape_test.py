@@ -27,6 +27,7 @@ from live_fleet import MODEL, Load, http, start_engine, start_router, terminate 
 SURGE = sys.argv[1] if len(sys.argv) > 1 else "build/surge"
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 GRAFANA_JSON = os.path.join(ROOT, "deploy", "grafana", "surge-dashboard.json")
+SEED_RULES = os.path.join(ROOT, "deploy", "alarms", "seed_rules.yaml")
 RATE_INTERVAL, RANGE = "10s", "60s"
 MIN_SCRAPES = 10  # of each target before querying, so a 10 s rate has points
 
@@ -56,7 +57,7 @@ def rule_expressions(rules_yaml):
 
 EXPRESSION_SOURCES = [
     grafana_expressions,
-    lambda: rule_expressions(subprocess.check_output([SURGE, "alarms", "export", "--prometheus"], text=True)),
+    lambda: rule_expressions(subprocess.check_output([SURGE, "alarms", "export", "--prometheus", "--rules", SEED_RULES], text=True)),
 ]
 
 
