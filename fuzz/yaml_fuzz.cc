@@ -1,4 +1,4 @@
-// libFuzzer target: YamlToJson (router/config_yaml/), the reader of `surge route --config
+// libFuzzer target: YamlToJson (base/yaml/), the reader of `surge route --config
 // route.yaml`. Small limits so that the bounds themselves are exercised: every input must
 // fail with INVALID_ARGUMENT or give a tree within them.
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
-#include "router/config_yaml/yaml_to_json.h"
+#include "base/yaml/yaml_to_json.h"
 
 namespace {
 
@@ -31,12 +31,12 @@ void Measure(const nlohmann::json& tree, int32_t* depth, int64_t* num_nodes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  surge::router::YamlLimits limits;
+  surge::YamlLimits limits;
   limits.max_bytes = 64 << 10;
   limits.max_depth = 16;
   limits.max_nodes = 5'000;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto tree = surge::router::YamlToJson(text, limits);
+  auto tree = surge::YamlToJson(text, limits);
   if (!tree.ok()) {
     CHECK(tree.status().code() == surge::StatusCode::kInvalidArgument) << tree.status().ToString();
     return 0;

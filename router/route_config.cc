@@ -5,7 +5,7 @@
 #include <functional>
 #include <set>
 
-#include "router/config_yaml/yaml_to_json.h"
+#include "base/yaml/yaml_to_json.h"
 
 namespace surge::router {
 namespace {

@@ -148,7 +148,7 @@ struct RouteConfig {
 // flags can be layered on top of a file (or a file on top of defaults).
 StatusOr<RouteConfig> RouteConfigFromJson(const nlohmann::json& tree, RouteConfig base = {});
 // Reads and parses a config file: *.json as JSON, anything else (*.yaml, *.yml) as YAML
-// (router/config_yaml/); errors name the file.
+// (base/yaml/); errors name the file.
 StatusOr<RouteConfig> LoadRouteConfigFile(const std::string& path, RouteConfig base = {});
 // Checks the whole (pools named by backends exist, at least one backend, ...).
 Status ValidateRouteConfig(const RouteConfig& config);

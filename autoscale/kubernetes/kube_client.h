@@ -1,5 +1,5 @@
 // KubeClient: authenticated calls to the Kubernetes API server (in-cluster service account or
-// a JSON kubeconfig; https with the cluster's CA, bearer token or client certificate).
+// a kubeconfig; https with the cluster's CA, bearer token or client certificate).
 #pragma once
 
 #include <atomic>
@@ -30,13 +30,13 @@ StatusOr<KubeClientConfig> InClusterConfig(
     std::string_view service_account_dir = kServiceAccountDir,
     const std::function<const char*(const char*)>& getenv = [](const char* name) { return std::getenv(name); });
 
-// A kubeconfig in JSON (`kubectl config view --raw -o json` writes one; YAML is refused with
-// a message saying so). The context `context_name`, or current-context: its cluster's server,
+// A kubeconfig as kubectl writes it (YAML; JSON too, e.g. `kubectl config view --raw -o json`).
+// The context `context_name`, or current-context: its cluster's server,
 // certificate-authority(-data) and insecure-skip-tls-verify; its user's token, tokenFile,
 // client-certificate(-data) and client-key(-data); its namespace. Relative file paths are read
 // relative to the kubeconfig's directory. exec / auth-provider users are UNIMPLEMENTED.
 StatusOr<KubeClientConfig> LoadKubeconfig(const std::string& path, std::string_view context_name = {});
-StatusOr<KubeClientConfig> ParseKubeconfig(std::string_view json_text, const std::string& base_dir,
+StatusOr<KubeClientConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir,
                                            std::string_view context_name = {});
 
 // "$KUBECONFIG (its first path), else ~/.kube/config if present, else in-cluster": what

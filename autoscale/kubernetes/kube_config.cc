@@ -1,10 +1,11 @@
-// Where KubeClient's configuration comes from: a pod's service account, or a JSON kubeconfig.
+// Where KubeClient's configuration comes from: a pod's service account, or a kubeconfig (YAML or JSON).
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 
 #include "autoscale/kubernetes/kube_client.h"
 #include "autoscale/read_file.h"
+#include "base/yaml/yaml_to_json.h"
 
 namespace surge::autoscale::k8s {
 namespace {
@@ -111,13 +112,23 @@ StatusOr<KubeClientConfig> InClusterConfig(std::string_view service_account_dir,
 
 namespace {
 
-StatusOr<KubeClientConfig> ParseKubeconfigJson(std::string_view json_text, const std::string& base_dir,
-                                               std::string_view context_name) {
-  json config = json::parse(json_text, nullptr, false);
-  if (config.is_discarded() || !config.is_object()) {
-    return InvalidArgumentError("kubeconfig is not JSON (YAML kubeconfigs are not read here: convert with "
-                                "`kubectl config view --raw --flatten -o json`)");
+// kubectl writes YAML; `-o json` writes JSON, which is read as JSON (a JSON text with tabs is
+// not always YAML).
+StatusOr<json> KubeconfigTree(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') {
+    json config = json::parse(text, nullptr, false);
+    if (config.is_discarded()) return InvalidArgumentError("kubeconfig: not valid JSON");
+    return config;
   }
+  StatusOr<json> config = YamlToJson(text);
+  if (!config.ok()) return config.status().WithContext("kubeconfig");
+  return config;
+}
+
+StatusOr<KubeClientConfig> ParseKubeconfigTree(const json& config, const std::string& base_dir,
+                                               std::string_view context_name) {
+  if (!config.is_object()) return InvalidArgumentError("kubeconfig: not a mapping of clusters, users and contexts");
   std::string context = context_name.empty() ? config.value("current-context", "") : std::string(context_name);
   if (context.empty()) return InvalidArgumentError("kubeconfig: no current-context and no context named");
   ASSIGN_OR_RETURN(json ctx, FindNamed(config, "contexts", "context", context));
@@ -138,10 +149,11 @@ StatusOr<KubeClientConfig> ParseKubeconfigJson(std::string_view json_text, const
 
 }  // namespace
 
-StatusOr<KubeClientConfig> ParseKubeconfig(std::string_view json_text, const std::string& base_dir,
+StatusOr<KubeClientConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir,
                                            std::string_view context_name) {
+  ASSIGN_OR_RETURN(json config, KubeconfigTree(text));
   try {
-    return ParseKubeconfigJson(json_text, base_dir, context_name);
+    return ParseKubeconfigTree(config, base_dir, context_name);
   } catch (const json::exception& e) {  // a field of the wrong type
     return InvalidArgumentError(std::string("kubeconfig: ") + e.what());
   }

@@ -179,9 +179,22 @@ TEST_F(KubernetesTest, KubeconfigAndInClusterConfig) {
   EXPECT_EQ(LoadKubeconfig((dir / "kubeconfig.json").string())->default_namespace, kNs);
   EXPECT_EQ(LoadKubeconfig((dir / "kubeconfig.json").string(), "exec").status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(LoadKubeconfig((dir / "kubeconfig.json").string(), "nope").status().code(), StatusCode::kNotFound);
-  std::ofstream(dir / "kubeconfig.yaml") << "apiVersion: v1\nkind: Config\n";
-  StatusOr<KubeClientConfig> yaml = LoadKubeconfig((dir / "kubeconfig.yaml").string());
-  EXPECT_NE(yaml.status().message().find("kubectl config view --raw --flatten -o json"), std::string::npos);
+  // The same config as kubectl writes it: YAML (no extension, as ~/.kube/config).
+  std::ofstream(dir / "config") << "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n"
+                                   "- name: c1\n  cluster:\n    server: " << fake_.server() << "/\n"
+                                   "    certificate-authority: ca-copy.crt\n"
+                                   "users:\n- name: router\n  user:\n    token: s3cret\n"
+                                   "contexts:\n- name: fake\n  context:\n    cluster: c1\n    user: router\n"
+                                   "    namespace: " << kNs << "\n";
+  StatusOr<KubeClientConfig> from_yaml = LoadKubeconfig((dir / "config").string());
+  ASSERT_TRUE(from_yaml.ok()) << from_yaml.status().ToString();
+  EXPECT_EQ(from_yaml->server, fake_.server());
+  EXPECT_EQ(from_yaml->default_namespace, kNs);
+  ASSERT_TRUE(DeploymentScaler(KubeClient(*from_yaml), kNs, "engine").Get().ok());
+  std::ofstream(dir / "bad-config") << "clusters: [\n";
+  StatusOr<KubeClientConfig> bad = LoadKubeconfig((dir / "bad-config").string());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("line "), std::string::npos) << bad.status().message();
 
   // In cluster: the service-account files and the two environment variables.
   fs::create_directories(dir / "sa");

@@ -1,5 +1,5 @@
-// YamlToJson: a YAML config file (`surge route --config route.yaml`) as the JSON tree the
-// JSON config parser reads, so both spellings of a config parse identically.
+// YamlToJson: a YAML file (`surge route --config route.yaml`, alarm rules, a kubeconfig) as
+// the JSON tree its JSON parser reads, so both spellings of a file parse identically.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace surge::router {
+namespace surge {
 
 // Bounds checked before and while the tree is built (DESIGN.md: inputs bounded before
 // anything recursive touches them). Aliases count as the nodes they expand to, so a
@@ -38,4 +38,4 @@ StatusOr<nlohmann::json> YamlToJson(std::string_view text, const YamlLimits& lim
 // (*.yaml, *.yml) through YamlToJson. Errors name the path. NOT_FOUND when unreadable.
 StatusOr<nlohmann::json> LoadConfigFile(const std::string& path, const YamlLimits& limits = {});
 
-}  // namespace surge::router
+}  // namespace surge

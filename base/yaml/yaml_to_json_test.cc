@@ -1,14 +1,14 @@
 // YamlToJson: a route config in YAML gives the same tree as in JSON; core-schema typing,
 // duplicate keys, aliases within bounds (billion laughs refused), depth and size limits,
 // errors with line and column.
-#include "router/config_yaml/yaml_to_json.h"
+#include "base/yaml/yaml_to_json.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-namespace surge::router {
+namespace surge {
 namespace {
 
 using nlohmann::json;
@@ -145,4 +145,4 @@ TEST(YamlToJsonTest, LoadConfigFileNamesThePath) {
 }
 
 }  // namespace
-}  // namespace surge::router
+}  // namespace surge

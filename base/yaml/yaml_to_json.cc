@@ -1,4 +1,4 @@
-#include "router/config_yaml/yaml_to_json.h"
+#include "base/yaml/yaml_to_json.h"
 
 #include <yaml.h>
 
@@ -15,7 +15,7 @@
 
 #include "base/json_depth.h"
 
-namespace surge::router {
+namespace surge {
 namespace {
 
 using nlohmann::json;
@@ -349,4 +349,4 @@ StatusOr<json> LoadConfigFile(const std::string& path, const YamlLimits& limits)
   return ParseJsonRefusingDuplicates(text, path);
 }
 
-}  // namespace surge::router
+}  // namespace surge
