@@ -107,7 +107,7 @@ RedisCache::~RedisCache() {
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
-  for (Job& job : jobs_) job(nullptr);  // what was still queued fails as it would with Redis down
+  for (Job& job : jobs_) job(nullptr)();  // what was still queued fails as it would with Redis down
 }
 
 void RedisCache::Enqueue(Job job) {
@@ -119,7 +119,7 @@ void RedisCache::Enqueue(Job job) {
       return;
     }
   }
-  job(nullptr);  // overloaded or stopping: as if Redis were down
+  job(nullptr)();  // overloaded or stopping: as if Redis were down
 }
 
 void RedisCache::WorkerLoop() {
@@ -134,9 +134,10 @@ void RedisCache::WorkerLoop() {
       jobs_.pop_front();
     }
     redisContext* context = Connection(&owned);
-    job(context);
+    Notify notify = job(context);
     if (context != nullptr && context->err != 0) OnFailure(&owned);
     else if (context != nullptr) OnSuccess();
+    notify();
   }
   if (owned != nullptr) redisFree(owned);
 }
@@ -198,32 +199,38 @@ void RedisCache::OnSuccess() {
 }
 
 void RedisCache::Get(const CacheKey& key, std::function<void(CacheLookup)> done) {
-  Enqueue([redis_key = RedisKey(key), done = std::move(done)](redisContext* context) {
-    if (context == nullptr) return done({CacheLookup::kError, {}});
-    Reply reply = Command(context, {"GET", redis_key});
-    if (!reply || reply->type == REDIS_REPLY_ERROR) return done({CacheLookup::kError, {}});
-    if (reply->type != REDIS_REPLY_STRING) return done({CacheLookup::kMiss, {}});
-    done({CacheLookup::kHit, std::string(reply->str, reply->len)});
+  Enqueue([redis_key = RedisKey(key), done = std::move(done)](redisContext* context) -> Notify {
+    CacheLookup lookup{CacheLookup::kError, {}};
+    if (context != nullptr) {
+      Reply reply = Command(context, {"GET", redis_key});
+      if (reply && reply->type == REDIS_REPLY_STRING) lookup = {CacheLookup::kHit, std::string(reply->str, reply->len)};
+      else if (reply && reply->type != REDIS_REPLY_ERROR) lookup.result = CacheLookup::kMiss;
+    }
+    return [done, lookup = std::move(lookup)]() mutable { done(std::move(lookup)); };
   });
 }
 
 void RedisCache::Set(const CacheKey& key, std::string value, int64_t ttl_s, std::function<void(StoreResult)> done) {
-  Enqueue([redis_key = RedisKey(key), value = std::move(value), ttl_s, done = std::move(done)](redisContext* context) {
+  Enqueue([redis_key = RedisKey(key), value = std::move(value), ttl_s, done = std::move(done)](redisContext* context) -> Notify {
     StoreResult result = StoreResult::kError;
     if (context != nullptr) {
       Reply reply = Command(context, {"SET", redis_key, value, "EX", std::to_string(ttl_s)});
       if (reply && reply->type == REDIS_REPLY_STATUS) result = StoreResult::kStored;
     }
-    if (done) done(result);
+    return [done, result] {
+      if (done) done(result);
+    };
   });
 }
 
 void RedisCache::Flush(std::optional<std::string> scope, std::function<void(StatusOr<int64_t>)> done) {
   const std::string pattern = std::string(kKeyPrefix) + (scope ? ScopeTag(*scope) + ":*" : "*");
-  Enqueue([pattern, done = std::move(done)](redisContext* context) {
+  Enqueue([pattern, done = std::move(done)](redisContext* context) -> Notify {
     const int64_t num_deleted = context != nullptr ? DeleteMatching(context, pattern) : -1;
-    if (num_deleted < 0) return done(UnavailableError("the response cache's redis is unreachable"));
-    done(num_deleted);
+    return [done, num_deleted] {
+      if (num_deleted < 0) return done(UnavailableError("the response cache's redis is unreachable"));
+      done(num_deleted);
+    };
   });
 }
 

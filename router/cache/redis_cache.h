@@ -55,8 +55,11 @@ class RedisCache : public CacheBackend {
   static std::string RedisKey(const CacheKey& key);
 
  private:
-  // Runs with the worker's live connection, or nullptr when Redis is unreachable.
-  using Job = std::function<void(redisContext*)>;
+  // Does its I/O on the worker's live connection (nullptr when Redis is unreachable) and
+  // returns the caller's notification, which runs after the worker has recorded whether
+  // the connection failed: a caller told of a failure finds reachable() false.
+  using Notify = std::function<void()>;
+  using Job = std::function<Notify(redisContext*)>;
   void Enqueue(Job job);
   void WorkerLoop();
   redisContext* Connection(redisContext** owned);  // the worker's, (re)connected when allowed
