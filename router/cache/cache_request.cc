@@ -49,16 +49,6 @@ bool Canonicalize(Json* value, int depth) {
   return true;
 }
 
-std::string Hex(const Sha256Digest& digest) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (uint8_t byte : digest) {
-    hex.push_back(kDigits[byte >> 4]);
-    hex.push_back(kDigits[byte & 15]);
-  }
-  return hex;
-}
-
 Status ReadBool(const Json& object, const char* field, bool* out) {
   auto it = object.find(field);
   if (it == object.end() || it->is_null()) return OkStatus();
@@ -129,7 +119,7 @@ std::optional<std::string> ExactCacheKey(std::string_view scope, std::string_vie
   const std::string text = canonical.dump();
   std::string material = std::to_string(scope.size()) + ":" + std::string(scope) + std::to_string(path.size()) +
                          ":" + std::string(path) + text;
-  return Hex(Sha256(material));
+  return Sha256Hex(material);
 }
 
 }  // namespace surge::router

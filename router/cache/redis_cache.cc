@@ -36,16 +36,7 @@ Reply Command(redisContext* context, const std::vector<std::string>& args) {
       redisCommandArgv(context, static_cast<int>(args.size()), argv.data(), lengths.data())));
 }
 
-std::string ScopeTag(const std::string& scope) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  const Sha256Digest digest = Sha256(scope);
-  std::string tag;
-  for (int i = 0; i < 8; ++i) {
-    tag.push_back(kDigits[digest[i] >> 4]);
-    tag.push_back(kDigits[digest[i] & 15]);
-  }
-  return tag;
-}
+std::string ScopeTag(const std::string& scope) { return Sha256Hex(scope, 8); }
 
 // SCAN MATCH pattern, deleting what it finds; the number deleted, or -1 on a lost connection.
 int64_t DeleteMatching(redisContext* context, const std::string& pattern) {
