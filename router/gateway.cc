@@ -7,10 +7,12 @@
 
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "net/sse.h"
 #include "obs/dashboard/dashboard.h"
 #include "obs/metrics.h"
 #include "router/backend_monitor.h"
 #include "router/backend_set.h"
+#include "router/cache/response_cache.h"
 #include "router/delay_queue.h"
 #include "router/models_route.h"
 #include "obs/otlp_http/otlp_http_sender.h"
@@ -49,8 +51,15 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   BackendSet* set = gateway->backends_.get();
   gateway->monitor_ = std::make_unique<BackendMonitor>(c.health, *gateway->client_, [set] { return set->Snapshot(); });
   gateway->delays_ = std::make_unique<DelayQueue>();
+  if (c.cache.on()) {
+    StatusOr<std::unique_ptr<ResponseCache>> cache =
+        ResponseCache::Create(c.cache, &gateway->metrics_->registry(), SteadyNowMs);
+    if (!cache.ok()) return cache.status();
+    gateway->cache_ = std::move(cache).value();
+  }
   gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_,
-                                           *gateway->delays_, *gateway->gate_, gateway->tracer_.get()});
+                                           *gateway->delays_, *gateway->gate_, gateway->tracer_.get(),
+                                           gateway->cache_.get()});
   net::HttpServerOptions server_options;
   server_options.host = c.host;
   server_options.port = static_cast<uint16_t>(c.port);
@@ -102,6 +111,9 @@ void Gateway::RegisterRoutes() {
   server_->Route("GET", "/dashboard", [](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
     writer->Send(200, {{"content-type", std::string(obs::kDashboardContentType)}}, std::string(obs::DashboardHtml()));
   });
+  server_->Route("DELETE", "/cache", [this](net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) {
+    FlushCache(request, std::move(writer));
+  });
   alarms_ = std::make_shared<AlarmsSource>();
   server_->Route("GET", "/alarms", [alarms = alarms_](net::HttpRequest, std::shared_ptr<net::ResponseWriter> writer) {
     std::function<std::string()> source;
@@ -116,9 +128,26 @@ void Gateway::RegisterRoutes() {
   });
 }
 
+void Gateway::FlushCache(const net::HttpRequest& request, std::shared_ptr<net::ResponseWriter> writer) {
+  if (auto refusal = gate_->CheckAdmin(request)) return writer->Send(refusal->status, refusal->headers, refusal->body);
+  if (cache_ == nullptr) return writer->SendJson(404, net::ErrorJson(404, "no response cache (start surge route with --cache)"));
+  std::optional<std::string> scope;
+  if (!request.query.empty()) {
+    if (request.query.rfind("scope=", 0) != 0 || request.query.size() == 6 || request.query.find('&') != std::string::npos) {
+      return writer->SendJson(400, net::ErrorJson(400, "DELETE /cache takes one query parameter, scope=TENANT"));
+    }
+    scope = request.query.substr(6);
+  }
+  cache_->Flush(scope, [writer, scope](StatusOr<int64_t> flushed) {
+    if (!flushed.ok()) return writer->SendJson(503, net::ErrorJson(503, flushed.status().message()));
+    writer->SendJson(200, nlohmann::json{{"flushed", *flushed}, {"scope", scope ? nlohmann::json(*scope) : nlohmann::json()}}.dump());
+  });
+}
+
 std::string Gateway::ExposeMetrics() {
   std::vector<std::shared_ptr<Backend>> backends = backends_->Snapshot();
   gate_->RefreshMetrics();
+  if (cache_) cache_->RefreshMetrics();
   metrics_->SetActiveConnections(server_->num_open_connections());
   return metrics_->Expose(backends, SteadyNowMs());
 }

@@ -22,6 +22,8 @@ class Tracer;
 namespace surge::net {
 class HttpClient;
 class HttpServer;
+class ResponseWriter;
+struct HttpRequest;
 }  // namespace surge::net
 
 namespace surge::router {
@@ -30,6 +32,7 @@ class BackendMonitor;
 class BackendSet;
 class DelayQueue;
 class RequestGate;
+class ResponseCache;
 class RouterMetrics;
 struct ProxyContext;
 
@@ -71,6 +74,8 @@ class Gateway {
   explicit Gateway(RouteConfig config);
   void RegisterRoutes();
   Status StartTracing();  // the exporter and tracer, when config.tracing names an endpoint
+  // DELETE /cache[?scope=TENANT]: drops one tenant's entries, or all (admin keys only).
+  void FlushCache(const net::HttpRequest& request, std::shared_ptr<net::ResponseWriter> writer);
 
   const RouteConfig config_;
   // Declaration order is destruction order reversed: the server goes first, then the
@@ -84,6 +89,8 @@ class Gateway {
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<ProxyContext> context_;
   std::unique_ptr<DelayQueue> delays_;
+  // Its Redis workers may still be answering lookups: it goes before what they call into.
+  std::unique_ptr<ResponseCache> cache_;  // null: off
   std::unique_ptr<net::HttpServer> server_;
   struct AlarmsSource;
   std::shared_ptr<AlarmsSource> alarms_;  // shared with the /alarms route

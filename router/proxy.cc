@@ -7,9 +7,11 @@
 #include <mutex>
 #include <random>
 
+#include "api/error.h"
 #include "net/sse.h"
 #include "router/auth/token_estimate.h"
 #include "router/forward_headers.h"
+#include "router/proxy_cache.h"
 #include "router/route_trace.h"
 #include "router/tiers/tier.h"
 
@@ -65,12 +67,18 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       if (auto self = weak.lock()) self->OnClientClosed();
     });
     if (!PassGate()) return;
-    Attempt();
+    if (!cache_.should_lookup()) return AdmitAndAttempt();
+    // The response cache sits after keys and limits and before tier admission (DESIGN.md):
+    // a hit takes no slot and no engine.
+    cache_.Lookup([self = shared_from_this()](bool hit) {
+      if (hit) return self->ServeHit();
+      self->AdmitAndAttempt();
+    });
   }
 
  private:
-  // Keys, limits, tier and admission (RequestGate); false when the request is answered
-  // (refused) or waits in its tier's queue (OnAdmitted continues it).
+  // Keys, limits and tier (RequestGate), then the cache's decision; false when the request
+  // was refused.
   bool PassGate() {
     generates_ = request_.method == "POST" && IsGenerationPath(request_.path);
     bool body_changed = false;
@@ -78,10 +86,35 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       Refuse(*refusal);
       return false;
     }
-    if (body_changed) {
+    bool cache_field_taken = false;
+    const std::string scope = pass_.key != nullptr ? pass_.key->tenant : kDefaultTenant;
+    if (Status status = cache_.Plan(ctx_.cache, request_, &body_, scope, client_model_, &cache_field_taken);
+        !status.ok()) {
+      const api::ErrorReply reply = api::MakeErrorReply(status);
+      Refuse({reply.http_status, reply.body, {{"content-type", "application/json"}}});
+      return false;
+    }
+    if (body_changed || cache_field_taken) {
       request_.body = body_.dump();
       route_request_.raw_body = request_.body;
     }
+    return true;
+  }
+
+  void AdmitAndAttempt() {
+    if (Admit()) Attempt();
+  }
+
+  void ServeHit() {
+    if (ClientGone()) return Count(kCacheBackendLabel, 499);
+    used_tokens_ = 0;  // no engine ran: the key's token budget gets its reservation back
+    cache_.WriteHit(*writer_, WithGateHeaders({{"x-request-id", request_id_}}));
+    Count(kCacheBackendLabel, 200);
+  }
+
+  // Tier admission (RequestGate); false when the request is answered (refused) or waits in
+  // its tier's queue (OnAdmitted continues it).
+  bool Admit() {
     auto self = shared_from_this();
     RequestGate::Admission admission;
     {
@@ -118,6 +151,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   // Adds the gate's headers (x-ratelimit-*) and the route span's traceparent to a response's.
   net::HttpHeaders WithGateHeaders(net::HttpHeaders headers) const {
     for (const auto& [name, value] : pass_.headers) headers.Set(name, value);
+    if (const char* cache = cache_.header()) headers.Set("x-surge-cache", cache);
     if (trace_->on()) headers.Set("traceparent", trace_->traceparent());
     return headers;
   }
@@ -133,6 +167,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       auto it = body_.find("model");
       if (it != body_.end() && it->is_string()) model = it->get<std::string>();
     }
+    client_model_ = model;
     if (auto alias = ctx_.config.aliases.find(model); alias != ctx_.config.aliases.end()) {
       const ComplexityChoice choice = ChoosePoolByComplexity(alias->second, body_);
       pool_ = *choice.pool;
@@ -210,6 +245,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   bool OnData(std::string_view data) {
     if (streaming_) {
       if (!first_byte_) first_byte_ = std::chrono::steady_clock::now();
+      cache_.OnStreamData(data);
       return writer_->Write(data);  // false: the client left, cancel
     }
     if (buffered_.size() + data.size() > kMaxBufferedBytes) return false;
@@ -231,6 +267,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       backend_->OnAttemptEnd(AttemptOutcome::kSuccess, now_ms);
       // (A whole answer's first token is its last: its first byte is stamped in Count.)
       if (status == 200 && pass_.limit.reserved_tokens > 0) used_tokens_ = UsedTokens(buffered_);
+      cache_.OnWholeAnswer(status, buffered_);
       writer_->Send(status, WithGateHeaders(ClientResponseHeaders(head_.headers, backend_->url(), request_id_)),
                     std::move(buffered_));
       return Count(backend_->url(), status);
@@ -245,6 +282,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   void EndStream(const Status& status, int64_t now_ms) {
     backend_->OnAttemptEnd(status.ok() ? AttemptOutcome::kSuccess : AttemptOutcome::kFailure, now_ms);
+    cache_.OnStreamEnd(status.ok());
     if (!status.ok()) {
       // Bytes already reached the client, so no retry: end the stream the way an OpenAI
       // client understands, instead of cutting it off.
@@ -363,6 +401,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   const std::shared_ptr<net::ResponseWriter> writer_;
   Json body_;
   RouteRequest route_request_;
+  std::string client_model_;  // the body's `model` as sent (before an alias dropped it)
+  ProxyCache cache_;          // the response cache's decision and tee (router/proxy_cache.h)
   std::string pool_;
   std::string request_id_;
   net::HttpHeaders headers_;  // sent to every backend tried

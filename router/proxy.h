@@ -12,6 +12,7 @@
 #include "net/http_types.h"
 #include "net/response_writer.h"
 #include "router/backend_set.h"
+#include "router/cache/response_cache.h"
 #include "router/delay_queue.h"
 #include "obs/tracer.h"
 #include "router/request_gate.h"
@@ -29,6 +30,7 @@ struct ProxyContext {
   DelayQueue& delays;
   RequestGate& gate;  // keys, limits, tiers
   const obs::Tracer* tracer = nullptr;  // null: tracing off
+  ResponseCache* cache = nullptr;       // null: the response cache is off
   // Set when the gateway shuts down: no new attempt or retry starts.
   std::atomic<bool> stopping{false};
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/error.h"
+#include "net/sse.h"
 #include "router/auth/token_estimate.h"
 #include "router/tiers/tier.h"
 
@@ -80,6 +81,16 @@ std::optional<GateRefusal> RequestGate::Check(const net::HttpRequest& request, n
   pass->headers = ToHeaders(RateLimitHeaders(pass->limit));
   if (!pass->limit.allowed) return FromReply(RateLimitErrorReply(pass->limit), pass->headers);
   return std::nullopt;
+}
+
+std::optional<GateRefusal> RequestGate::CheckAdmin(const net::HttpRequest& request) const {
+  if (keys_.open()) return std::nullopt;
+  const std::string* authorization = request.headers.Find("authorization");
+  AuthDecision auth = keys_.Authenticate(authorization != nullptr ? *authorization : std::string());
+  if (!auth.ok()) return FromReply(AuthErrorReply(auth), {{"www-authenticate", "Bearer"}});
+  if (auth.key->admin) return std::nullopt;
+  return GateRefusal{403, net::ErrorJson(403, "this API key is not an admin key (\"admin\": true in the keys file)"),
+                     {{"content-type", "application/json"}}};
 }
 
 TierAdmission* RequestGate::AdmissionFor(const std::string& pool) {

@@ -54,6 +54,10 @@ class RequestGate {
   std::optional<GateRefusal> Check(const net::HttpRequest& request, nlohmann::json* body, bool generates,
                                    GatePass* pass, bool* body_changed);
 
+  // The router's admin routes (DELETE /cache): an open router lets everyone; otherwise the
+  // key must have "admin": true (401 for no or an unknown key, 403 for a key without it).
+  std::optional<GateRefusal> CheckAdmin(const net::HttpRequest& request) const;
+
   // Tiers on: the pool for `tier` (its own, or a borrowed one with room) and a ticket of
   // its admission queue: admitted now, or `on_admitted` runs later (any thread). Tiers off:
   // `model_pool`, always admitted, ticket 0.

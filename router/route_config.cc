@@ -27,6 +27,13 @@ class ObjectReader {
     if (value->get<int64_t>() < min_value) return Fail(key, "must be >= " + std::to_string(min_value));
     *out = value->get<int64_t>();
   }
+  // An integer whose absence matters (a bound that only one backend takes).
+  void OptionalInt(const char* key, std::optional<int64_t>* out, int64_t min_value) {
+    int64_t value = 0;
+    const bool present = object_.is_object() && object_.contains(key) && !object_[key].is_null();
+    Int(key, &value, min_value);
+    if (present && status_.ok()) *out = value;
+  }
   void Double(const char* key, double* out, double min_value, bool min_exclusive) {
     const Json* value = Take(key);
     if (value == nullptr) return;
@@ -241,11 +248,22 @@ void ReadTimeouts(ObjectReader& r, RouteConfig* c) {
   r.Int("total_ms", &c->timeouts.total_ms, 0);
 }
 
+void ReadCache(ObjectReader& r, RouteConfig* c) {
+  r.String("backend", &c->cache.backend);
+  r.Int("ttl_s", &c->cache.ttl_s, 1);
+  r.Int("max_entry_bytes", &c->cache.max_entry_bytes, 1);
+  r.OptionalInt("max_bytes", &c->cache.max_bytes, 1);
+  r.OptionalInt("max_entries", &c->cache.max_entries, 1);
+  r.OptionalInt("redis_pool", &c->cache.redis_pool, 1);
+  r.OptionalInt("redis_timeout_ms", &c->cache.redis_timeout_ms, 1);
+}
+
 void ReadSections(ObjectReader& top, RouteConfig* c) {
   const std::pair<const char*, SectionReader> sections[] = {
       {"listen", ReadListen}, {"policy_options", ReadPolicyOptions}, {"health", ReadHealth},
       {"breaker", ReadBreaker}, {"ejection", ReadEjection},           {"retry", ReadRetry},
-      {"timeouts", ReadTimeouts},      {"tracing", ReadTracing},         {"kubernetes", ReadKubernetes}};
+      {"timeouts", ReadTimeouts},      {"tracing", ReadTracing},         {"kubernetes", ReadKubernetes},
+      {"cache", ReadCache}};
   for (const auto& [name, read] : sections) {
     top.Nested(name, [c, read = read](const Json& tree, const std::string& path) {
       ObjectReader reader(tree, path);
@@ -316,6 +334,7 @@ Status ValidateRouteConfig(const RouteConfig& config) {
     return InvalidArgumentError(
         "no backends: give --backend URL, --spawn N --model PATH, --kubernetes NS/SELECTOR or config key 'backends'");
   }
+  if (config.cache.redis_pool > 64) return InvalidArgumentError("config key 'cache.redis_pool' must be at most 64");
   if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
     return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");
   }

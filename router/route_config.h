@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "router/cache/cache_config.h"
 #include "router/complexity.h"
 #include "router/tiers/tiers_config.h"
 
@@ -132,6 +133,10 @@ struct RouteConfig {
   // `model` aliases routed by request complexity (router/complexity.h), by alias name.
   std::map<std::string, ComplexityRule> aliases;
   int64_t worker_health_timeout_ms = 120'000;
+  // The exact response cache (router/cache/README.md); off while cache.backend is empty.
+  // Config section "cache": {"backend", "ttl_s", "max_entry_bytes", "max_bytes",
+  // "max_entries", "redis_pool", "redis_timeout_ms"}.
+  ResponseCacheConfig cache;
 };
 
 // The JSON tree's shape (every key optional; an unknown key anywhere is INVALID_ARGUMENT
@@ -143,6 +148,7 @@ struct RouteConfig {
 //    "aliases": {"auto": {"small", "large", "prompt_tokens_over", "max_tokens_over", "reasoning", "code"}},
 //    "policy_options": {...}, "health": {...},
 //    "breaker": {...}, "ejection": {...}, "retry": {...}, "timeouts": {...},
+//    "cache": {...} (router/cache/README.md),
 //    "max_body_bytes", "forward_authorization", "drain_timeout_ms"}
 // Keys inside the sections are the field names above. Values are applied over `base`, so
 // flags can be layered on top of a file (or a file on top of defaults).

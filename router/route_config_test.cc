@@ -94,6 +94,23 @@ TEST(RouteConfigTest, ValidateCatchesUndeclaredPoolsAndBadRanges) {
   EXPECT_FALSE(ValidateRouteConfig(*config).ok());
 }
 
+TEST(RouteConfigTest, CacheSection) {
+  StatusOr<RouteConfig> config = Parse(R"({"cache": {"backend": "redis://127.0.0.1:6379/2", "ttl_s": 60,
+                                                     "max_entry_bytes": 4096, "redis_pool": 2, "redis_timeout_ms": 50}})");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->cache.on());
+  EXPECT_TRUE(config->cache.is_redis());
+  EXPECT_EQ(config->cache.ttl_s, 60);
+  EXPECT_EQ(config->cache.max_entry_bytes, 4096);
+  EXPECT_EQ(config->cache.redis_pool, 2);
+  EXPECT_EQ(config->cache.redis_timeout_ms, 50);
+  EXPECT_FALSE(config->cache.max_bytes.has_value());  // unset: the memory default, and not refused with redis
+  EXPECT_FALSE(Parse("{}")->cache.on());
+  EXPECT_EQ(Parse(R"({"cache": {"max_entries": 0}})").status().message(),
+            "config key 'cache.max_entries' must be >= 1");
+  EXPECT_EQ(Parse(R"({"cache": {"ttl": 5}})").status().message(), "unknown config key 'cache.ttl'");
+}
+
 TEST(RouteConfigTest, LayersOverABaseAndReadsFiles) {
   RouteConfig base;
   base.port = 1234;

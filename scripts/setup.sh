@@ -10,6 +10,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libpcre2-dev libyaml-dev libicu-dev libboost-dev libssl-dev openssl
   python3 python3-torch python3-numpy chromium fonts-liberation
   prometheus  # promtool lints every /metrics in the tests
+  libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
 )
 
 SUDO=""

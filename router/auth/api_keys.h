@@ -29,6 +29,7 @@ struct ApiKeyInfo {
   std::string tenant;
   Tier tier = Tier::kNormal;  // the default when a request names none
   KeyLimits limits;
+  bool admin = false;  // may call the router's admin routes (DELETE /cache)
 };
 
 // The outcome of checking a request's Authorization header.
@@ -48,7 +49,7 @@ class ApiKeyStore {
   ApiKeyStore() = default;  // open: no keys, every request passes
 
   // `text`: [{"key": "...", "tenant": "acme", "tier": "normal", "requests_per_minute": 600,
-  // "tokens_per_minute": 100000}, ...]. Only "key" is required; other fields are refused
+  // "tokens_per_minute": 100000, "admin": false}, ...]. Only "key" is required; other fields are refused
   // by name. Errors start with `origin` (the file or variable) and name the entry and field.
   static StatusOr<ApiKeyStore> ParseJson(std::string_view text, std::string_view origin);
   static StatusOr<ApiKeyStore> FromFile(const std::string& path);

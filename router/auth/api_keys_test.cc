@@ -75,6 +75,15 @@ TEST(ApiKeysTest, ErrorsNameTheEntryAndTheField) {
   }
 }
 
+TEST(ApiKeysTest, AdminFlag) {
+  StatusOr<ApiKeyStore> store = ApiKeyStore::ParseJson(R"([{"key": "a", "admin": true}, {"key": "b"}])", "keys.json");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_TRUE(store->keys()[0].admin);
+  EXPECT_FALSE(store->keys()[1].admin);
+  EXPECT_EQ(ApiKeyStore::ParseJson(R"([{"key": "a", "admin": "yes"}])", "keys.json").status().message(),
+            "keys.json[0].admin must be true or false");
+}
+
 TEST(ApiKeysTest, BadJsonDoesNotQuoteTheKeys) {
   const std::string message = ParseError(R"([{"key": "sk-secret-123" "tenant": "x"}])");
   EXPECT_NE(message.find("keys.json: not valid JSON"), std::string::npos) << message;

@@ -1,5 +1,6 @@
 #include "router/auth/sha256.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace surge::router {
@@ -70,6 +71,17 @@ bool ConstantTimeEquals(std::span<const uint8_t> a, std::span<const uint8_t> b) 
   volatile uint8_t diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff = diff | (a[i] ^ b[i]);
   return diff == 0;
+}
+
+std::string Sha256Hex(std::string_view data, size_t num_bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const Sha256Digest digest = Sha256(data);
+  std::string hex;
+  for (size_t i = 0; i < std::min(num_bytes, digest.size()); ++i) {
+    hex.push_back(kDigits[digest[i] >> 4]);
+    hex.push_back(kDigits[digest[i] & 15]);
+  }
+  return hex;
 }
 
 }  // namespace surge::router

@@ -1,0 +1,33 @@
+// ResponseCacheConfig: how `surge route` caches whole responses (router/cache/README.md):
+// the backend (memory or Redis), the default TTL and the memory cache's bounds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace surge::router {
+
+struct ResponseCacheConfig {
+  // "" = off, "memory", or "redis://HOST[:PORT][/DB]" (--cache; config key cache.backend).
+  std::string backend;
+  int64_t ttl_s = 300;                 // an entry's lifetime unless the request's cache.ttl_s says less or more
+  int64_t max_entry_bytes = 1 << 20;   // a larger response is not stored
+  // Memory only (refused with Redis, whose own maxmemory policy bounds it): unset = the default.
+  std::optional<int64_t> max_bytes;    // default kDefaultMaxBytes; LRU eviction beyond it
+  std::optional<int64_t> max_entries;  // default kDefaultMaxEntries
+  // Redis only (refused with memory): connections (one worker thread each) and the
+  // connect / command timeout.
+  std::optional<int64_t> redis_pool;        // default 4
+  std::optional<int64_t> redis_timeout_ms;  // default 100
+
+  static constexpr int64_t kDefaultMaxBytes = 256 << 20;
+  static constexpr int64_t kDefaultMaxEntries = 100'000;
+  static constexpr int64_t kDefaultRedisPool = 4;
+  static constexpr int64_t kDefaultRedisTimeoutMs = 100;
+
+  bool on() const { return !backend.empty(); }
+  bool is_redis() const { return backend.rfind("redis://", 0) == 0; }
+};
+
+}  // namespace surge::router
