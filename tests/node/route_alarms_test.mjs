@@ -104,8 +104,9 @@ test('restart_instance restarts the alert\'s backend; not counted as a spot recl
       comparison: '==', threshold: 1, for: '300ms', severity: 'warning', action: { type: 'restart_instance' } }] },
   [{ name: 'spot', max_replicas: 2, usd_per_hour: 1, preemptible: true, initial_backoff: '600s' },
    { name: 'on-demand', max_replicas: 2, usd_per_hour: 3 }]);
-  const [first] = await healthyBackends(router.baseUrl);
-  assert.ok(first, 'one healthy backend');
+  const [first] = await waitFor(async () => { const up = await healthyBackends(router.baseUrl); return up.length ? up : null; },
+    20_000) ?? [];
+  assert.ok(first, `one healthy backend; stderr:\n${router.stderr()}`);
   const moved = await waitFor(async () => {
     const now = await healthyBackends(router.baseUrl);
     return now.length === 1 && now[0] !== first;
