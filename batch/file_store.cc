@@ -71,13 +71,15 @@ std::string FileStore::PathOf(std::string_view id) const {
   return dir_ + "/" + std::string(id);
 }
 
-Status FileStore::Write(std::string_view id, std::string_view bytes) {
-  const std::string path = PathOf(id);
+Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   const std::string temp = path + std::string(kTempSuffix);
   RETURN_IF_ERROR(WriteAll(temp, bytes));
   if (std::rename(temp.c_str(), path.c_str()) != 0) return ErrnoError("rename " + temp);
-  return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);  // the rename itself is durable
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return FsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);  // the rename itself is durable
 }
+
+Status FileStore::Write(std::string_view id, std::string_view bytes) { return WriteFileAtomically(PathOf(id), bytes); }
 
 StatusOr<std::string> FileStore::Read(std::string_view id) const {
   std::ifstream file(PathOf(id), std::ios::binary);

@@ -28,6 +28,10 @@ class FileStore {
   std::string dir_;
 };
 
+// Writes `bytes` to `path` through a temporary beside it (fsync, rename, fsync of the
+// directory): after a crash the path holds the old file or the whole new one.
+Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+
 // Ids the store may name: letters, digits, '-' and '_' only (never a path).
 bool IsSafeId(std::string_view id);
 
