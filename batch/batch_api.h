@@ -45,8 +45,15 @@ void ReplyStatus(net::ResponseWriter& writer, const Status& status);
 // is an error naming it (nothing accepted and silently ignored).
 api::ApiResult<std::map<std::string, std::string>> ParseQuery(std::string_view query,
                                                               std::initializer_list<std::string_view> known);
-// OpenAI's list page: {object: "list", data, first_id, last_id, has_more}.
+// OpenAI's list page, {object: "list", data, first_id, last_id, has_more}, of the first
+// `limit` of `rows` (read with limit + 1, so that one more means has_more).
 Json ListJson(const std::vector<Json>& data, bool has_more);
+template <typename Row, typename ToJson>
+Json PageJson(const std::vector<Row>& rows, int64_t limit, ToJson to_json) {
+  std::vector<Json> data;
+  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < limit; ++i) data.push_back(to_json(rows[i]));
+  return ListJson(data, static_cast<int64_t>(rows.size()) > limit);
+}
 // A `limit` query value in [1, max]; `fallback` when absent.
 api::ApiResult<int64_t> ParseLimit(const std::map<std::string, std::string>& query, int64_t fallback, int64_t max);
 

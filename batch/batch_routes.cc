@@ -96,9 +96,7 @@ void HandleListBatches(BatchApi& api, const net::HttpRequest& request, Writer wr
   const std::string after = query->count("after") ? query->at("after") : "";
   StatusOr<std::vector<BatchRecord>> batches = api.store.ListBatches(after, *limit + 1);
   if (!batches.ok()) return ReplyStatus(*writer, batches.status());
-  std::vector<Json> data;
-  for (size_t i = 0; i < batches->size() && static_cast<int64_t>(i) < *limit; ++i) data.push_back(BatchJson((*batches)[i]));
-  writer->SendJson(200, ListJson(data, static_cast<int64_t>(batches->size()) > *limit).dump());
+  writer->SendJson(200, PageJson(*batches, *limit, BatchJson).dump());
 }
 
 void HandleBatchPath(BatchApi& api, const net::HttpRequest& request, Writer writer) {

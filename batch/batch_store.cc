@@ -33,11 +33,15 @@ StatusOr<std::unique_ptr<BatchStore>> BatchStore::Open(const std::string& path) 
   return std::unique_ptr<BatchStore>(new BatchStore(std::move(db)));
 }
 
-Status BatchStore::AddFile(const FileRecord& file) {
-  std::lock_guard<std::mutex> lock(mu_);
+Status BatchStore::InsertFileLocked(const FileRecord& file) {
   ASSIGN_OR_RETURN(SqliteStatement insert,
                    db_->Prepare("INSERT INTO files(id, bytes, created_at, filename, purpose) VALUES(?, ?, ?, ?, ?)"));
   return insert.Bind(1, file.id).Bind(2, file.bytes).Bind(3, file.created_at).Bind(4, file.filename).Bind(5, file.purpose).Run();
+}
+
+Status BatchStore::AddFile(const FileRecord& file) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InsertFileLocked(file);
 }
 
 StatusOr<FileRecord> BatchStore::GetFile(std::string_view id) {
@@ -138,40 +142,42 @@ StatusOr<BatchRecord> BatchStore::ChangeBatchLocked(std::string_view id, const B
   return batch;
 }
 
+StatusOr<BatchRecord> BatchStore::ChangeAfter(std::string_view id, const std::function<Status()>& first,
+                                               const BatchChange& change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  BatchRecord changed;
+  RETURN_IF_ERROR(db_->InTransaction([&]() -> Status {
+    RETURN_IF_ERROR(first());
+    ASSIGN_OR_RETURN(changed, ChangeBatchLocked(id, change));
+    return OkStatus();
+  }));
+  return changed;
+}
+
 StatusOr<BatchRecord> BatchStore::UpdateBatch(std::string_view id, const BatchChange& change) {
-  return AddLines(id, {}, change);
+  return ChangeAfter(id, [] { return OkStatus(); }, change);
 }
 
 StatusOr<BatchRecord> BatchStore::AddLines(std::string_view id, const std::vector<BatchLine>& lines,
                                            const BatchChange& change) {
-  std::lock_guard<std::mutex> lock(mu_);
-  BatchRecord changed;
-  RETURN_IF_ERROR(db_->InTransaction([&]() -> Status {
+  auto insert_lines = [&]() -> Status {
     ASSIGN_OR_RETURN(SqliteStatement insert,
                      db_->Prepare("INSERT INTO lines(batch_id, line_no, custom_id, url, body) VALUES(?, ?, ?, ?, ?)"));
     for (const BatchLine& line : lines) {
       RETURN_IF_ERROR(insert.Bind(1, id).Bind(2, line.line_no).Bind(3, line.custom_id).Bind(4, line.url).Bind(5, line.body).Run());
     }
-    ASSIGN_OR_RETURN(changed, ChangeBatchLocked(id, change));
     return OkStatus();
-  }));
-  return changed;
+  };
+  return ChangeAfter(id, insert_lines, change);
 }
 
 StatusOr<BatchRecord> BatchStore::FinishBatch(std::string_view id, const std::vector<FileRecord>& files,
                                               const BatchChange& change) {
-  std::lock_guard<std::mutex> lock(mu_);
-  BatchRecord changed;
-  RETURN_IF_ERROR(db_->InTransaction([&]() -> Status {
-    ASSIGN_OR_RETURN(SqliteStatement insert,
-                     db_->Prepare("INSERT INTO files(id, bytes, created_at, filename, purpose) VALUES(?, ?, ?, ?, ?)"));
-    for (const FileRecord& f : files) {
-      RETURN_IF_ERROR(insert.Bind(1, f.id).Bind(2, f.bytes).Bind(3, f.created_at).Bind(4, f.filename).Bind(5, f.purpose).Run());
-    }
-    ASSIGN_OR_RETURN(changed, ChangeBatchLocked(id, change));
+  auto insert_files = [&]() -> Status {
+    for (const FileRecord& file : files) RETURN_IF_ERROR(InsertFileLocked(file));
     return OkStatus();
-  }));
-  return changed;
+  };
+  return ChangeAfter(id, insert_files, change);
 }
 
 StatusOr<std::vector<BatchLine>> BatchStore::PendingLines(std::string_view batch_id, int64_t after_line_no,

@@ -62,6 +62,9 @@ class BatchStore {
   explicit BatchStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
   StatusOr<BatchRecord> GetBatchLocked(std::string_view id);
   StatusOr<BatchRecord> ChangeBatchLocked(std::string_view id, const BatchChange& change);
+  // `first` (more writes), then `change`, in one transaction under the lock.
+  StatusOr<BatchRecord> ChangeAfter(std::string_view id, const std::function<Status()>& first, const BatchChange& change);
+  Status InsertFileLocked(const FileRecord& file);
   StatusOr<std::vector<BatchRecord>> ReadBatches(SqliteStatement& statement);
 
   std::mutex mu_;

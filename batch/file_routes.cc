@@ -79,9 +79,7 @@ void HandleListFiles(BatchApi& api, const net::HttpRequest& request, Writer writ
   const std::string after = query->count("after") ? query->at("after") : "";
   StatusOr<std::vector<FileRecord>> files = api.store.ListFiles(purpose, after, *limit + 1);
   if (!files.ok()) return ReplyStatus(*writer, files.status());
-  std::vector<Json> data;
-  for (size_t i = 0; i < files->size() && static_cast<int64_t>(i) < *limit; ++i) data.push_back(FileJson((*files)[i]));
-  writer->SendJson(200, ListJson(data, static_cast<int64_t>(files->size()) > *limit).dump());
+  writer->SendJson(200, PageJson(*files, *limit, FileJson).dump());
 }
 
 void HandleGetFile(BatchApi& api, const net::HttpRequest& request, Writer writer) {

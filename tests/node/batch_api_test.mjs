@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import OpenAI, { toFile } from 'openai';
+import { toFile } from 'openai';
 
-import { line, readOutput, upload, waitForBatch } from './batch_util.mjs';
+import { client, line, readOutput, upload, waitForBatch } from './batch_util.mjs';
 import { startRouter } from './route_util.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
@@ -25,10 +25,6 @@ let lone;
 let viaRouter;
 let viaLone;
 let direct;
-
-function client(baseUrl) {
-  return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 30_000 });
-}
 
 function dataDir() {
   const dir = mkdtempSync(join(tmpdir(), 'surge-batch-'));

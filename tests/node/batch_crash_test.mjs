@@ -9,9 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-import OpenAI from 'openai';
-
-import { line, readOutput, upload, waitForBatch } from './batch_util.mjs';
+import { client, line, readOutput, upload, waitForBatch } from './batch_util.mjs';
 import { startRouter } from './route_util.mjs';
 import { mulberry32, startServer, stopServer } from './serve_util.mjs';
 
@@ -30,10 +28,6 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function client(baseUrl) {
-  return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'unused', maxRetries: 2, timeout: 30_000 });
-}
-
 function killHard(proc) {
   return new Promise((resolve) => {
     proc.removeAllListeners('exit');
@@ -47,7 +41,7 @@ const routerArgs = ['--data-dir', dataDir, '--batch-max-in-flight', '32'];
 test(`${NUM_LINES} lines, the router SIGKILLed ${NUM_KILLS} times: every custom_id exactly once (seed ${seed})`, async () => {
   engine = await startServer(SURGE, ['--threads', '1', '--scheduling-policy', 'priority']);
   router = await startRouter(SURGE, [engine.baseUrl], routerArgs);
-  let api = client(router.baseUrl);
+  let api = client(router.baseUrl, 2);
   const lines = [];
   for (let i = 0; i < NUM_LINES; ++i) {
     lines.push(line(`line-${i}`, '/v1/completions', { model: 'stories260K', prompt: `Once upon a time ${i % 97}`, max_tokens: 3 }));
@@ -69,7 +63,7 @@ test(`${NUM_LINES} lines, the router SIGKILLed ${NUM_KILLS} times: every custom_
     await new Promise((r) => setTimeout(r, random() * 100));
     await killHard(router.proc);
     router = await startRouter(SURGE, [engine.baseUrl], routerArgs);
-    api = client(router.baseUrl);
+    api = client(router.baseUrl, 2);
     const after = await api.batches.retrieve(id);
     progress.push(`${after.status} ${after.request_counts.completed}`);
     assert.ok(after.request_counts.completed >= seenCompleted, 'what was committed survives the kill');

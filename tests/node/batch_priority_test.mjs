@@ -10,9 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-import OpenAI from 'openai';
-
-import { line, upload, waitForBatch } from './batch_util.mjs';
+import { client, line, upload, waitForBatch } from './batch_util.mjs';
 import { readSse, startRouter } from './route_util.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
@@ -65,7 +63,7 @@ async function liveTtfts(baseUrl) {
 test('live realtime P95 TTFT holds while a large batch runs', async () => {
   engine = await startServer(SURGE, ['--threads', '1', '--scheduling-policy', 'priority']);
   router = await startRouter(SURGE, [engine.baseUrl], ['--data-dir', dataDir, '--tiers', 'default,default,default']);
-  const api = new OpenAI({ baseURL: `${router.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const api = client(router.baseUrl);
   await liveTtfts(router.baseUrl);  // warm-up
   const alone = p95(await liveTtfts(router.baseUrl));
 

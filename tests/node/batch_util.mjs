@@ -2,9 +2,14 @@
 // reading a batch's output file into lines by custom_id.
 import assert from 'node:assert/strict';
 
-import { toFile } from 'openai';
+import OpenAI, { toFile } from 'openai';
 
 export const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+// The SDK against a surge base URL.
+export function client(baseUrl, maxRetries = 0) {
+  return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'unused', maxRetries, timeout: 30_000 });
+}
 
 // One batch input line.
 export function line(customId, url, body) {
