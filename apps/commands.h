@@ -16,5 +16,6 @@ int RunConvert(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunScale(const std::vector<std::string>& args);
 int RunAlarms(const std::vector<std::string>& args);
+int RunBatch(const std::vector<std::string>& args);
 
 }  // namespace surge

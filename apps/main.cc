@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"bench", surge::RunBench, "load-test an OpenAI-compatible server: latency, throughput, A/B"},
     {"plan", surge::RunPlan, "instances, concurrency and cost for a target QPS and SLO, from bench results"},
     {"alarms", surge::RunAlarms, "alarms export --prometheus: the --alarm-rules file as Prometheus alerting rules"},
+    {"batch", surge::RunBatch, "batch run IN.jsonl OUT.jsonl --url URL: an OpenAI batch file run offline against a server"},
     {"scale", surge::RunScale, "scale simulate: replay a load trace through the autoscaling policy (HTML report)"},
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/alarm_rules_file.h"
+#include "apps/batch_flags.h"
 #include "apps/commands.h"
 #include "apps/route_alarms.h"
 #include "apps/route_autoscaler.h"
@@ -39,7 +40,9 @@ const char kSummary[] =
     "/metrics): routing policies per pool, health checks, circuit breakers, outlier ejection, retries before\n"
     "the first byte, streaming pass-through. Flags override --config; --backend and --pool repeat.\n"
     "Local engines: surge route --spawn N --model PATH [-- surge serve flags] starts N workers (per pool:\n"
-    "--pool NAME:spawn=N[,model=PATH]), restarts a crashed one with back-off, stops them on SIGTERM.\n";
+    "--pool NAME:spawn=N[,model=PATH]), restarts a crashed one with back-off, stops them on SIGTERM.\n"
+    "Batch API: --data-dir DIR serves /v1/files and /v1/batches; their lines come back through this router\n"
+    "at batch tier (X-Priority: batch) and resume after a restart.\n";
 
 // A flag that maps onto one key of the config tree; applied through RouteConfigFromJson so
 // that a flag and its config key are checked by the same code.
@@ -130,6 +133,7 @@ struct RouteFlags {
   std::string tiers;  // --tiers P1,P2,P3
   std::string autoscale_file;  // --autoscale POLICY_FILE
   std::string alarm_rules_file;  // --alarm-rules FILE
+  BatchFlags batch;              // --data-dir and the Batch API's other flags
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -181,6 +185,7 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
                    "FILE (YAML or JSON, obs/README.md): alarm rules on this router's metrics; actions log, webhook, "
                    "scale_up (needs --autoscale), restart_instance (spawned workers); GET /alarms "
                    "(e.g. deploy/alarms/seed_rules.yaml)");
+  RegisterBatchFlags(parser, f.batch);
   parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
@@ -292,8 +297,24 @@ StatusOr<std::unique_ptr<router::WorkerSupervisor>> StartWorkers(router::Gateway
   return supervisor;
 }
 
+// The Batch API on the gateway (--data-dir), or its routes answering 404 saying how to turn
+// it on; null when off.
+StatusOr<std::unique_ptr<batch::BatchService>> MountBatchApi(router::Gateway& gateway,
+                                                             std::optional<batch::BatchServiceOptions> options) {
+  const batch::AddRoute add = [&gateway](std::string method, std::string path, net::Handler handler, size_t max_body_bytes) {
+    gateway.AddRoute(std::move(method), std::move(path), std::move(handler), max_body_bytes);
+  };
+  if (!options) {
+    batch::MountBatchApiOff(add, "start surge route with --data-dir DIR");
+    return std::unique_ptr<batch::BatchService>();
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchService> service, batch::BatchService::Open(*std::move(options)));
+  service->Mount(add);
+  return service;
+}
+
 int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> autoscale_config,
-          std::optional<obs::AlarmConfig> alarm_config) {
+          std::optional<obs::AlarmConfig> alarm_config, std::optional<batch::BatchServiceOptions> batch_options) {
   // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -304,6 +325,11 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   if (!gateway.ok()) {
     std::fprintf(stderr, "surge route: %s\n", gateway.status().message().c_str());
     return 2;  // bad config: a policy name, a backend URL
+  }
+  StatusOr<std::unique_ptr<batch::BatchService>> batch_api = MountBatchApi(**gateway, std::move(batch_options));
+  if (!batch_api.ok()) {
+    std::fprintf(stderr, "surge route: --data-dir: %s\n", batch_api.status().message().c_str());
+    return 1;
   }
   if (Status status = (*gateway)->Start(); !status.ok()) {
     std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
@@ -353,6 +379,8 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
     alarms = std::move(started).value();
   }
   const router::RouteConfig& c = (*gateway)->config();
+  // After the workers are up: the lines go through this router, at batch tier.
+  if (*batch_api) (*batch_api)->StartRunner(batch::LoopbackBaseUrl(c.host, (*gateway)->port()));
   std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),
               (*gateway)->backends().Snapshot().size(), c.pools.size());
   std::fflush(stdout);
@@ -360,6 +388,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
+  if (*batch_api) (*batch_api)->Stop();  // lines in flight stay pending for the next start
   if (alarms) alarms->Stop();  // no actions from here on
   if (autoscaler) autoscaler->Stop();  // no resizing while the workers drain
   if (discovery) discovery->Stop();
@@ -408,7 +437,12 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     }
     alarm_config = std::move(loaded).value();
   }
-  return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config));
+  StatusOr<std::optional<batch::BatchServiceOptions>> batch_options = ToBatchOptions(flags.batch, parser);
+  if (!batch_options.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", batch_options.status().message().c_str());
+    return 2;
+  }
+  return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config), *std::move(batch_options));
 }
 
 }  // namespace surge

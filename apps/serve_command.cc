@@ -13,6 +13,7 @@
 #include "api/generation_params.h"
 #include "api/request_body.h"
 #include "apps/alarm_rules_file.h"
+#include "apps/batch_flags.h"
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
@@ -27,7 +28,8 @@ namespace {
 const char kSummary[] =
     "surge serve MODEL [flags] (or --model MODEL)\n"
     "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file) over an OpenAI-compatible HTTP API:\n"
-    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics.\n";
+    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics;\n"
+    "with --data-dir DIR also the Batch API (/v1/files, /v1/batches), its lines run here at batch priority.\n";
 
 struct ServeFlags {
   std::string model;
@@ -63,6 +65,7 @@ struct ServeFlags {
   double trace_sample_ratio = 1.0;
   std::string otlp_service_name = "surge";
   std::string alarm_rules;
+  BatchFlags batch;
   bool help = false;
 };
 
@@ -129,6 +132,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddString("alarm-rules", &f.alarm_rules,
                    "alarm rules file (YAML or JSON; obs/README.md): evaluated on this server's own metrics, "
                    "actions log and webhook, state at GET /alarms (e.g. deploy/alarms/engine_rules.yaml)");
+  RegisterBatchFlags(parser, f.batch);
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -343,6 +347,12 @@ int RunServe(const std::vector<std::string>& raw_args) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;
   }
+  StatusOr<std::optional<batch::BatchServiceOptions>> batch_options = ToBatchOptions(flags.batch, parser);
+  if (!batch_options.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", batch_options.status().message().c_str());
+    return 2;
+  }
+  config.batch = *std::move(batch_options);
   if (Status status = ToConfig(flags, &config); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;

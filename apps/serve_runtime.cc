@@ -53,6 +53,9 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
   RETURN_IF_ERROR(runtime->Load());
   runtime->engine_->Start();
   RETURN_IF_ERROR(runtime->server_->Start());
+  if (runtime->batch_) {
+    runtime->batch_->StartRunner(batch::LoopbackBaseUrl(runtime->config_.server.host, runtime->server_->port()));
+  }
   return runtime;
 }
 
@@ -71,10 +74,21 @@ Status ServeRuntime::Load() {
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
   ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
   ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));
+  OpenAiServer* http = server_.get();
+  const batch::AddRoute add = [http](std::string method, std::string path, net::Handler handler, size_t max_body_bytes) {
+    http->AddRoute(std::move(method), std::move(path), std::move(handler), max_body_bytes);
+  };
+  if (!config_.batch) {
+    batch::MountBatchApiOff(add, "start surge serve with --data-dir DIR");
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(batch_, batch::BatchService::Open(*config_.batch));
+  batch_->Mount(add);
   return OkStatus();
 }
 
 void ServeRuntime::Shutdown(std::chrono::milliseconds drain_timeout) {
+  if (batch_) batch_->Stop();
   if (server_) server_->Shutdown(drain_timeout);
   if (engine_) engine_->Stop();
 }

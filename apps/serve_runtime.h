@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "batch/batch_service.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
@@ -29,6 +30,9 @@ struct ServeConfig {
   int threads = 0;             // model threads; 0: all cores
   // --tool-call-parser; nullopt: the one the model's model_type implies (DefaultToolCallParser).
   std::optional<ToolCallParserKind> tool_call_parser;
+  // --data-dir: the Batch API on this server, its lines sent back to this server at batch
+  // tier; nullopt: its routes answer 404 saying how to turn it on.
+  std::optional<batch::BatchServiceOptions> batch;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -45,7 +49,8 @@ class ServeRuntime {
   Engine& engine() { return *engine_; }
   int32_t num_kv_blocks() const { return engine_->num_kv_blocks(); }
 
-  // The server drains first (see OpenAiServer::Shutdown), then the engine stops.
+  // The batch runner stops first (its lines in flight stay pending for the next start),
+  // then the server drains (see OpenAiServer::Shutdown), then the engine stops.
   void Shutdown(std::chrono::milliseconds drain_timeout);
 
  private:
@@ -58,6 +63,7 @@ class ServeRuntime {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OpenAiServer> server_;
+  std::unique_ptr<batch::BatchService> batch_;  // --data-dir only
 };
 
 // The tokenizer for `model` (a directory or .gguf file): from `tokenizer_dir` when given,

@@ -39,8 +39,17 @@ ServerCore::ServerCore(HttpServerOptions options)
 
 ServerCore::~ServerCore() = default;
 
-void ServerCore::AddRoute(std::string method, std::string path, Handler handler) {
+void ServerCore::AddRoute(std::string method, std::string path, Handler handler, size_t max_body_bytes) {
+  if (max_body_bytes > 0) route_body_limits_[{path, method}] = max_body_bytes;
   routes_[std::move(path)][std::move(method)] = std::move(handler);
+}
+
+size_t ServerCore::MaxBodyBytes(std::string_view method, std::string_view path) const {
+  if (route_body_limits_.empty()) return options_.max_body_bytes;
+  auto route = FindRoute(std::string(path));
+  if (route == routes_.end()) return options_.max_body_bytes;
+  auto limit = route_body_limits_.find({route->first, std::string(method)});
+  return limit == route_body_limits_.end() ? options_.max_body_bytes : limit->second;
 }
 
 Status ServerCore::Listen(uint16_t* port) {
@@ -205,9 +214,9 @@ HttpServer::HttpServer(HttpServerOptions options)
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Route(std::string method, std::string path, Handler handler) {
+void HttpServer::Route(std::string method, std::string path, Handler handler, size_t max_body_bytes) {
   CHECK(!io_thread_.joinable()) << "Route() after Start()";
-  core_->AddRoute(std::move(method), std::move(path), std::move(handler));
+  core_->AddRoute(std::move(method), std::move(path), std::move(handler), max_body_bytes);
 }
 
 Status HttpServer::Start() {

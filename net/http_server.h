@@ -53,7 +53,9 @@ class HttpServer {
   // match wins, then the longest prefix. Register before Start. An unknown path answers
   // 404, a known path with another method 405 (both with a JSON error body); with CORS on,
   // OPTIONS never reaches a handler: the server answers it as a preflight.
-  void Route(std::string method, std::string path, Handler handler);
+  // `max_body_bytes` > 0: this route's body limit in place of the server's (a file upload
+  // may be larger than any API request).
+  void Route(std::string method, std::string path, Handler handler, size_t max_body_bytes = 0);
 
   // Binds, listens and starts the io thread; returns once connections are accepted.
   // UNAVAILABLE when the address is taken, INVALID_ARGUMENT when it does not resolve.

@@ -133,6 +133,23 @@ TEST(HttpServerTest, OversizedBodyIs413BeforeTheBodyIsRead) {
   EXPECT_FALSE(called);
 }
 
+// A route's own limit replaces the server's for that route only (file uploads).
+TEST(HttpServerTest, ARouteMayHaveItsOwnBodyLimit) {
+  HttpServer server({.max_body_bytes = 1024});
+  auto size = [](HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
+    writer->Send(200, {}, std::to_string(request.body.size()));
+  };
+  server.Route("POST", "/small", size);
+  server.Route("POST", "/upload/*", size, 64 << 10);
+  ASSERT_TRUE(server.Start().ok());
+  const std::string body(32 << 10, 'x');
+  EXPECT_EQ(Fetch("POST", UrlFor(server, "/upload/a?x=1"), body)->body, std::to_string(body.size()));
+  EXPECT_EQ(Fetch("POST", UrlFor(server, "/small"), body)->status, 413);
+  StatusOr<HttpResponse> over = Fetch("POST", UrlFor(server, "/upload/a"), std::string(65 << 10, 'x'));
+  EXPECT_EQ(over->status, 413);
+  EXPECT_NE(over->body.find("limit of 65536 bytes"), std::string::npos) << over->body;
+}
+
 TEST(HttpServerTest, GarbageIs400AndClose) {
   auto server = StartEchoServer();
   for (std::string garbage : {std::string("\x01\x02\x03 not http\r\n\r\n"),

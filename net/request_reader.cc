@@ -53,13 +53,21 @@ struct RequestReader::Impl {
   // reading it and notes "Expect: 100-continue".
   ReadResult CheckHeader();
   ReadResult Complete();
+  size_t BodyLimit() const;
 
   RequestReaderOptions options;
   std::optional<Parser> parser;  // a fresh one per request: Beast's parsers are single-use
   bool header_checked = false;
   bool done = false;                   // kComplete was returned
   std::optional<ReadResult> rejected;  // kRejected was returned: repeated until Reset
+  size_t body_limit = 0;               // this request's, known once its header is in
 };
+
+size_t RequestReader::Impl::BodyLimit() const {
+  if (!options.max_body_bytes_for) return options.max_body_bytes;
+  const std::string_view target = ToStd(parser->get().target());
+  return options.max_body_bytes_for(ToStd(parser->get().method_string()), target.substr(0, target.find('?')));
+}
 
 ReadResult RequestReader::Impl::RejectMalformed(const error_code& ec) const {
   if (ec == http::error::header_limit) {
@@ -67,21 +75,20 @@ ReadResult RequestReader::Impl::RejectMalformed(const error_code& ec) const {
                               " bytes");
   }
   if (ec == http::error::body_limit) {
-    return Rejection(413, "request body exceeds the limit of " +
-                              std::to_string(options.max_body_bytes) + " bytes");
+    return Rejection(413, "request body exceeds the limit of " + std::to_string(body_limit) + " bytes");
   }
   return Rejection(400, "malformed request: " + ec.message());
 }
 
 ReadResult RequestReader::Impl::CheckHeader() {
   header_checked = true;
+  body_limit = BodyLimit();
   boost::optional<uint64_t> length = parser->content_length();
-  if (length && *length > options.max_body_bytes) {
-    return Rejection(413, "request body of " + std::to_string(*length) +
-                              " bytes exceeds the limit of " +
-                              std::to_string(options.max_body_bytes) + " bytes");
+  if (length && *length > body_limit) {
+    return Rejection(413, "request body of " + std::to_string(*length) + " bytes exceeds the limit of " +
+                              std::to_string(body_limit) + " bytes");
   }
-  parser->body_limit(options.max_body_bytes);  // caps chunked bodies too
+  parser->body_limit(body_limit);  // caps chunked bodies too
   // Until now the parser stopped after the header so that the check above ran before
   // the body was sized; from here it may parse the body in the same put.
   parser->eager(true);
@@ -121,6 +128,7 @@ void RequestReader::Reset() {
   // Content-Length > none, which is always true.)
   impl.parser->body_limit(std::numeric_limits<uint64_t>::max());
   impl.header_checked = false;
+  impl.body_limit = impl.options.max_body_bytes;
   impl.done = false;
   impl.rejected.reset();
 }

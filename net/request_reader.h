@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "net/http_types.h"
 
@@ -13,6 +15,8 @@ namespace surge::net::internal {
 struct RequestReaderOptions {
   size_t max_header_bytes = 16 << 10;  // request line + fields; past it: 431
   size_t max_body_bytes = 8 << 20;     // Content-Length or chunked total; past it: 413
+  // A route's own limit (method, path without query) in place of max_body_bytes; unset: none.
+  std::function<size_t(std::string_view method, std::string_view path)> max_body_bytes_for;
 };
 
 // A complete request, with the facts the connection needs to frame its response.

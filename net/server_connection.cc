@@ -47,7 +47,10 @@ ServerConnection::ServerConnection(std::shared_ptr<ServerCore> core, asio::ip::t
       id_(id),
       read_deadline_(socket_.get_executor()),
       write_deadline_(socket_.get_executor()),
-      reader_({core_->options().max_header_bytes, core_->options().max_body_bytes}) {
+      reader_({core_->options().max_header_bytes, core_->options().max_body_bytes,
+               [core = core_.get()](std::string_view method, std::string_view path) {
+                 return core->MaxBodyBytes(method, path);
+               }}) {
   error_code ec;
   asio::ip::tcp::endpoint endpoint = socket_.remote_endpoint(ec);
   remote_ = ec ? "unknown" : FormatRemote(endpoint);

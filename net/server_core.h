@@ -29,7 +29,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   ~ServerCore();
 
   // Before Start only.
-  void AddRoute(std::string method, std::string path, Handler handler);
+  void AddRoute(std::string method, std::string path, Handler handler, size_t max_body_bytes);
+  // The body limit of the route that serves (method, path): its own, else the server's.
+  size_t MaxBodyBytes(std::string_view method, std::string_view path) const;
 
   // Binds and listens; sets *port to the bound port and starts accepting.
   Status Listen(uint16_t* port);
@@ -70,6 +72,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::string AllowedMethods(RouteMap::const_iterator path) const;
   void AnswerOptions(const HttpRequest& request, ResponseWriter& writer) const;
   RouteMap routes_;
+  std::map<std::pair<std::string, std::string>, size_t> route_body_limits_;  // (pattern, method) -> bytes
   std::unordered_map<uint64_t, std::weak_ptr<ServerConnection>> connections_;  // io thread
   uint64_t next_connection_id_ = 1;
   std::shared_mutex post_mu_;

@@ -170,6 +170,10 @@ std::string Gateway::url() const {
   return "http://" + (ipv6 ? "[" + config_.host + "]" : config_.host) + ":" + std::to_string(port());
 }
 
+void Gateway::AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes) {
+  server_->Route(std::move(method), std::move(path), std::move(handler), max_body_bytes);
+}
+
 obs::Registry& Gateway::metrics_registry() { return metrics_->registry(); }
 
 Status Gateway::AddBackend(std::string_view pool, std::string_view url, double weight) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "net/http_server.h"
 #include "router/route_config.h"
 
 namespace surge::obs {
@@ -59,6 +60,10 @@ class Gateway {
   // then close everything. Returns whether it was idle in time.
   bool Shutdown(std::chrono::milliseconds timeout);
   void Stop();
+
+  // Before Start: another part's route on the gateway's server (the Batch API). An exact
+  // path or a longer prefix wins over the proxy's "/v1/*". `max_body_bytes` 0: the config's.
+  void AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes = 0);
 
   // The /metrics text (per-backend gauges refreshed first): what the alarm rules read.
   std::string ExposeMetrics();

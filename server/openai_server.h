@@ -25,6 +25,12 @@ class OpenAiServer {
   OpenAiServer(const OpenAiServer&) = delete;
   OpenAiServer& operator=(const OpenAiServer&) = delete;
 
+  // Before Start: a route of another part (the Batch API) on this server, run on the io
+  // thread like any net::Handler. `max_body_bytes` 0: the server's limit.
+  void AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes = 0) {
+    http_->Route(std::move(method), std::move(path), std::move(handler), max_body_bytes);
+  }
+
   // Binds and starts serving. UNAVAILABLE when the address is taken.
   Status Start();
   uint16_t port() const { return http_->port(); }

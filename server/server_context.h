@@ -33,7 +33,7 @@
 #include "server/response_store.h"
 #include "server/server_metrics.h"
 #include "server/tool_call_parser.h"
-#include "server/task_runner.h"
+#include "base/task_runner.h"
 
 namespace surge {
 

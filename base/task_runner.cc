@@ -1,5 +1,6 @@
-#include "server/task_runner.h"
+#include "base/task_runner.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace surge {

@@ -1,6 +1,6 @@
-// TaskRunner: a few worker threads that run the server's CPU work — parsing, chat
-// templates, tokenization and turning engine output into JSON — so that neither the
-// HTTP io thread nor the engine thread ever does it.
+// TaskRunner: a few worker threads fed by one queue, so that a thread that must not block
+// (an HTTP io thread, the engine thread) hands its CPU or disk work to them: the server's
+// parsing, templates and JSON; the Batch API's SQLite and file I/O.
 #pragma once
 
 #include <condition_variable>

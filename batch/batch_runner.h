@@ -1,0 +1,82 @@
+// BatchRunner: carries every batch of a BatchStore from validating to a final status on
+// one thread. It validates input files, feeds the lines not yet done to a LineDispatcher
+// (oldest batch first), commits answers as they come (group commit: whatever arrived
+// during the last transaction goes in the next, each result with its line's state),
+// and finalizes: the output and error files are written from the committed results, in
+// line order, so a line answered again after a crash replaces nothing and repeats nothing.
+// Cancels and expiry (completion_window, 24 h) are handled here too.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "batch/batch_input.h"
+#include "batch/batch_store.h"
+#include "batch/file_store.h"
+#include "batch/line_dispatcher.h"
+
+namespace surge::batch {
+
+struct RunnerOptions {
+  DispatchOptions dispatch;
+  BatchInputLimits input_limits;
+  int64_t tick_ms = 20;  // longest wait between two passes (answers wake it sooner)
+  std::function<int64_t()> now_s;  // Unix seconds; unset: the system clock
+};
+
+class BatchRunner {
+ public:
+  // `store` and `files` are borrowed and outlive the runner.
+  BatchRunner(BatchStore& store, FileStore& files, RunnerOptions options);
+  ~BatchRunner();  // Stop()
+  BatchRunner(const BatchRunner&) = delete;
+  BatchRunner& operator=(const BatchRunner&) = delete;
+
+  void Start();
+  // A batch was created or cancelled: look now rather than at the next tick.
+  void Wake();
+  // Stops sending, commits what has come back, joins. Lines still in flight stay pending
+  // in the store and run again on the next start. Idempotent.
+  void Stop();
+
+  int window_limit() const { return dispatcher_.window_limit(); }
+
+ private:
+  // Where the runner is in one batch's pending lines (runner thread only).
+  struct Cursor {
+    int64_t last_line_no = 0;  // lines up to here were handed to the dispatcher
+    bool exhausted = false;    // the store had no pending line after last_line_no
+  };
+  void Loop();
+  void Pass();
+  Status CommitAnswers();
+  Status Advance(const BatchRecord& batch);
+  Status Validate(const BatchRecord& batch);
+  Status FeedLines(const BatchRecord& batch);
+  Status ExpireLines(const BatchRecord& batch);
+  Status Finalize(const BatchRecord& batch, BatchStatus final_status);
+  StatusOr<std::string> WriteResultFile(const BatchRecord& batch, bool ok, std::vector<FileRecord>* files);
+  int64_t Now() const;
+
+  BatchStore& store_;
+  FileStore& files_;
+  const RunnerOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<LineResult> answered_;  // guarded by mu_: answers not yet committed
+  bool woken_ = false;                // guarded by mu_
+  bool stopping_ = false;             // guarded by mu_
+  std::map<std::string, Cursor> cursors_;  // batch id -> cursor; runner thread only
+  LineDispatcher dispatcher_;  // after what its callback touches
+  std::thread thread_;
+};
+
+}  // namespace surge::batch

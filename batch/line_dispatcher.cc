@@ -1,0 +1,168 @@
+#include "batch/line_dispatcher.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/logging.h"
+#include "batch/ids.h"
+#include "net/http_client.h"
+
+namespace surge::batch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kFirstBackoffMs = 100;
+
+// 429 and 503 say "full, come back later": batch work waits, it does not fail.
+bool IsOverload(const LineAnswer& answer) { return answer.status_code == 429 || answer.status_code == 503; }
+
+// Latency per generated token (the whole latency for answers that generate none, as
+// embeddings): comparable across lines of different lengths.
+double CostMs(const LineAnswer& answer, int64_t latency_ms) {
+  const nlohmann::json body = nlohmann::json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  int64_t tokens = 0;
+  if (body.is_object() && body.contains("usage") && body["usage"].is_object()) {
+    tokens = body["usage"].value("completion_tokens", int64_t{0});
+  }
+  return static_cast<double>(latency_ms) / static_cast<double>(std::max<int64_t>(1, tokens));
+}
+
+}  // namespace
+
+LineDispatcher::LineDispatcher(DispatchOptions options, OnDone on_done)
+    : options_(std::move(options)),
+      on_done_(std::move(on_done)),
+      client_(std::make_unique<net::HttpClient>()),
+      window_(options_.max_in_flight),
+      thread_([this] { Run(); }) {}
+
+LineDispatcher::~LineDispatcher() { Stop(); }
+
+void LineDispatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  client_.reset();  // in-flight requests end CANCELLED; OnAnswer drops them
+}
+
+void LineDispatcher::Enqueue(std::vector<DispatchedLine> lines) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (DispatchedLine& line : lines) {
+      ++outstanding_[line.owner];
+      queue_.push_back({std::move(line)});
+    }
+  }
+  cv_.notify_all();
+}
+
+void LineDispatcher::DropQueued(std::string_view owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dropped = [&](const Pending& p) { return p.line.owner == owner; };
+  const int64_t num_dropped = std::count_if(queue_.begin(), queue_.end(), dropped) +
+                              std::count_if(backing_off_.begin(), backing_off_.end(), dropped);
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(), dropped), queue_.end());
+  backing_off_.erase(std::remove_if(backing_off_.begin(), backing_off_.end(), dropped), backing_off_.end());
+  auto it = outstanding_.find(owner);
+  if (it != outstanding_.end() && (it->second -= num_dropped) <= 0) outstanding_.erase(it);
+}
+
+int64_t LineDispatcher::NumOutstanding(std::string_view owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = outstanding_.find(owner);
+  return it == outstanding_.end() ? 0 : it->second;
+}
+
+int64_t LineDispatcher::NumQueued(std::string_view owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::count_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.line.owner == owner; });
+}
+
+int LineDispatcher::window_limit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return window_.limit();
+}
+
+// Moves retries that are due to the front of the queue, sends while the window has room,
+// and sleeps until the next retry is due or something changes.
+void LineDispatcher::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next_due = now + std::chrono::seconds(1);
+    for (auto it = backing_off_.begin(); it != backing_off_.end();) {
+      if (it->not_before <= now) {
+        queue_.push_front(std::move(*it));
+        it = backing_off_.erase(it);
+      } else {
+        next_due = std::min(next_due, it->not_before);
+        ++it;
+      }
+    }
+    while (num_in_flight_ < window_.limit() && !queue_.empty()) {
+      Pending pending = std::move(queue_.front());
+      queue_.pop_front();
+      SendLocked(std::move(pending));
+    }
+    cv_.wait_until(lock, next_due);
+  }
+}
+
+void LineDispatcher::SendLocked(Pending pending) {
+  ++num_in_flight_;
+  ++pending.num_attempts;
+  net::ClientRequest request{.method = "POST",
+                             .url = options_.base_url + pending.line.line.url,
+                             .headers = {{"Content-Type", "application/json"}, {"X-Priority", "batch"}},
+                             .body = pending.line.line.body,
+                             .timeout_ms = options_.request_timeout_ms,
+                             .read_timeout_ms = options_.request_timeout_ms};
+  const Clock::time_point start = Clock::now();
+  auto shared = std::make_shared<Pending>(std::move(pending));
+  net::ClientCallbacks callbacks;
+  callbacks.on_done = [this, shared, start](net::ClientResult result) {
+    if (result.status.code() == StatusCode::kCancelled) return;  // Stop()
+    LineAnswer answer{result.status, result.response.status, result.response.headers.Get("x-request-id"),
+                      std::move(result.response.body)};
+    if (answer.request_id.empty()) answer.request_id = NewId("req_");
+    const int64_t latency_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    OnAnswer(std::move(*shared), std::move(answer), latency_ms);
+  };
+  client_->Send(std::move(request), std::move(callbacks));
+}
+
+void LineDispatcher::OnAnswer(Pending pending, LineAnswer answer, int64_t latency_ms) {
+  const bool transport_failed = !answer.transport.ok();
+  const bool retry = IsOverload(answer) || (transport_failed && pending.num_attempts < options_.max_transport_attempts);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --num_in_flight_;
+    if (IsOverload(answer) || transport_failed) {
+      window_.OnOverload();
+    } else {
+      window_.OnAnswer(CostMs(answer, latency_ms));
+    }
+    if (retry) {
+      const int64_t backoff_ms =
+          std::min(options_.max_backoff_ms, kFirstBackoffMs << std::min(pending.num_attempts - 1, 10));
+      pending.not_before = Clock::now() + std::chrono::milliseconds(backoff_ms);
+      backing_off_.push_back(std::move(pending));
+    }
+  }
+  cv_.notify_all();
+  if (retry) return;
+  if (transport_failed) {
+    LOG(WARNING) << "batch line " << pending.line.line.custom_id << " failed: " << answer.transport.message();
+  }
+  on_done_(pending.line, answer);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = outstanding_.find(pending.line.owner);
+  if (it != outstanding_.end() && --it->second <= 0) outstanding_.erase(it);
+}
+
+}  // namespace surge::batch
