@@ -11,6 +11,7 @@ APT_PACKAGES=(
   python3 python3-torch python3-numpy chromium fonts-liberation
   prometheus  # promtool lints every /metrics in the tests
   libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
+  libhnswlib-dev  # the semantic cache's HNSW index (header-only)
 )
 
 SUDO=""
