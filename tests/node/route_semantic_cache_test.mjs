@@ -4,9 +4,12 @@
 // embeddings backend. A paraphrase is answered from the cache (x-surge-cache: hit, kind
 // semantic, the engine's request counter unchanged); near misses (another number, a
 // negation, another name) and another system prompt are not; streamed hits replay; an
-// embeddings endpoint that is down leaves requests answered, uncached, and counted.
+// embeddings endpoint that is down leaves requests answered, uncached, and counted; with a
+// real redis-server, a new router rebuilds its index from the vectors stored beside the answers.
 // Run: node --test tests/node/route_semantic_cache_test.mjs (SURGE=path/to/surge).
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 
 import OpenAI from 'openai';
@@ -17,6 +20,7 @@ import { startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
 const MODEL = 'stories260K';
+const HAVE_REDIS = !spawnSync('redis-server', ['--version']).error;
 
 let engine;
 let embeddings;
@@ -122,3 +126,35 @@ test('DELETE /cache drops the semantic index too', async () => {
   assert.equal(flushed.status, 200);
   assert.equal((await ask(router.baseUrl, 'Where is my order confirmation e-mail?')).cache, 'miss');
 });
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('redis: a new router rebuilds its semantic index from the stored vectors', { skip: !HAVE_REDIS && 'no redis-server' },
+  async () => {
+    const port = await freePort();
+    const redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      const args = ['--cache', `redis://127.0.0.1:${port}`, '--semantic', '--embeddings-url', embeddings.url];
+      for (let i = 0; i < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; ++i) {
+        await new Promise((resolve) => setTimeout(resolve, 50));  // until redis-server listens
+      }
+      const r = await startRouter(SURGE, [engine.baseUrl], args);
+      assert.equal((await ask(r.baseUrl, 'How do I close my bank account?')).cache, 'miss');
+      await new Promise((resolve) => setTimeout(resolve, 200));  // the fire-and-forget stores land
+      await stopServer(r.proc);
+      const restarted = await startRouter(SURGE, [engine.baseUrl], args);
+      routers.push(restarted);
+      await new Promise((resolve) => setTimeout(resolve, 300));  // the rebuild's SCAN
+      const hit = await ask(restarted.baseUrl, 'How can I close my bank account?');
+      assert.equal(hit.cache, 'hit');
+      assert.equal(hit.kind, 'semantic');
+    } finally {
+      redis.kill('SIGKILL');
+    }
+  });
