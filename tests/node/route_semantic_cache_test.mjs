@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 
 import { startEmbeddingsServer } from './sentence_embeddings_server.mjs';
-import { startRouter } from './route_util.mjs';
+import { engineGenerationRequests, metricSum, startRouter } from './route_util.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
@@ -40,15 +40,10 @@ after(async () => {
 });
 
 async function engineRequests() {
-  const text = await (await fetch(`${engine.baseUrl}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('surge_http_requests_total{') && l.includes('completions"'))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  return engineGenerationRequests(engine.baseUrl);
 }
 
-async function routerCounter(baseUrl, prefix) {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(prefix)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
+const routerCounter = metricSum;
 
 function openai(baseUrl) {
   return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 });
