@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -118,6 +119,21 @@ constexpr MappedFlag kMapped[] = {
     {"cache-redis-pool", "cache", "redis_pool", MappedFlag::kInt, "redis cache: connections (default 4)"},
     {"cache-redis-timeout-ms", "cache", "redis_timeout_ms", MappedFlag::kInt,
      "redis cache: connect and command timeout; past it the request goes on uncached (default 100)"},
+    {"semantic", "cache", "semantic.all", MappedFlag::kBool,
+     "semantic cache for every eligible chat request (else per model: cache.semantic.models, or per key: "
+     "\"semantic_cache\": true); needs --cache and --embeddings-url"},
+    {"embeddings-url", "cache", "semantic.embeddings_url", MappedFlag::kString,
+     "semantic cache: an OpenAI-compatible base URL (http://HOST:PORT/v1); the router POSTs /embeddings"},
+    {"embeddings-model", "cache", "semantic.embeddings_model", MappedFlag::kString,
+     "semantic cache: the model field of each /embeddings request (default: none sent)"},
+    {"embeddings-timeout-ms", "cache", "semantic.embeddings_timeout_ms", MappedFlag::kInt,
+     "semantic cache: one embeddings call; past it the request goes on uncached (default 500)"},
+    {"semantic-threshold", "cache", "semantic.threshold", MappedFlag::kDouble,
+     "semantic cache: cosine similarity a hit needs (default 0.92; per model: cache.semantic.models)"},
+    {"semantic-guard", "cache", "semantic.guard", MappedFlag::kBool,
+     "semantic cache: the lexical guard (numbers, negation, names) must agree too (default true)"},
+    {"semantic-max-entries", "cache", "semantic.max_entries", MappedFlag::kInt,
+     "semantic cache: vectors held across all scopes, LRU beyond (default 100000)"},
     {"max-body-bytes", "", "max_body_bytes", MappedFlag::kInt, "larger request bodies get 413 (default 8388608)"},
     {"forward-authorization", "", "forward_authorization", MappedFlag::kBool, "pass Authorization to the backends"},
     {"drain-timeout-ms", "", "drain_timeout_ms", MappedFlag::kInt, "on SIGTERM, how long requests may finish (default 30000)"},
@@ -137,7 +153,7 @@ struct RouteFlags {
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
-  std::vector<char> mapped_bools = std::vector<char>(std::size(kMapped));
+  std::deque<bool> mapped_bools = std::deque<bool>(std::size(kMapped));  // deque: AddBool keeps pointers
   bool help = false;
 };
 
@@ -167,7 +183,7 @@ std::vector<std::string> TakeRepeated(const std::vector<std::string>& args, Rout
   return rest;
 }
 
-void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string* unused_string) {
+void Register(FlagParser& parser, RouteFlags& f, std::string* unused_string) {
   parser.AddString("backend", unused_string, "URL[,pool=NAME][,weight=W]: a backend (repeatable)");
   parser.AddString("pool", unused_string, "NAME[,policy=P][,models=a|b]: declare a pool (repeatable)");
   parser.AddString("policy", &f.policy, "the default pool's policy: " + [] {
@@ -193,14 +209,20 @@ void Register(FlagParser& parser, RouteFlags& f, bool* unused_bool, std::string*
       case MappedFlag::kInt: parser.AddInt(m.flag, &f.mapped_ints[i], m.help); break;
       case MappedFlag::kDouble: parser.AddDouble(m.flag, &f.mapped_doubles[i], m.help); break;
       case MappedFlag::kString: parser.AddString(m.flag, &f.mapped_strings[i], m.help); break;
-      case MappedFlag::kBool: parser.AddBool(m.flag, unused_bool, m.help); break;
+      case MappedFlag::kBool: parser.AddBool(m.flag, &f.mapped_bools[i], m.help); break;
     }
   }
   parser.AddBool("help", &f.help, "show this help");
 }
 
-Status ApplyMappedFlags(const FlagParser& parser, const RouteFlags& f, bool forward_authorization,
-                        router::RouteConfig* config) {
+// A key "a.b" names a nested one: {"a": {"b": value}}.
+Json NestedTree(std::string_view dotted_key, Json value) {
+  const size_t dot = dotted_key.find('.');
+  if (dot == std::string_view::npos) return Json{{std::string(dotted_key), std::move(value)}};
+  return Json{{std::string(dotted_key.substr(0, dot)), NestedTree(dotted_key.substr(dot + 1), std::move(value))}};
+}
+
+Status ApplyMappedFlags(const FlagParser& parser, const RouteFlags& f, router::RouteConfig* config) {
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
     if (!parser.seen(m.flag)) continue;
@@ -209,9 +231,9 @@ Status ApplyMappedFlags(const FlagParser& parser, const RouteFlags& f, bool forw
       case MappedFlag::kInt: value = f.mapped_ints[i]; break;
       case MappedFlag::kDouble: value = f.mapped_doubles[i]; break;
       case MappedFlag::kString: value = f.mapped_strings[i]; break;
-      case MappedFlag::kBool: value = forward_authorization; break;
+      case MappedFlag::kBool: value = static_cast<bool>(f.mapped_bools[i]); break;
     }
-    Json tree = *m.section ? Json{{m.section, {{m.key, value}}}} : Json{{m.key, value}};
+    Json tree = *m.section ? Json{{m.section, NestedTree(m.key, value)}} : NestedTree(m.key, value);
     StatusOr<router::RouteConfig> applied = router::RouteConfigFromJson(tree, *config);
     if (!applied.ok()) return applied.status().WithContext(std::string("--") + m.flag);
     *config = std::move(applied).value();
@@ -219,8 +241,7 @@ Status ApplyMappedFlags(const FlagParser& parser, const RouteFlags& f, bool forw
   return OkStatus();
 }
 
-Status BuildConfig(const FlagParser& parser, const RouteFlags& f, bool forward_authorization,
-                   router::RouteConfig* config) {
+Status BuildConfig(const FlagParser& parser, const RouteFlags& f, router::RouteConfig* config) {
   if (!f.config_file.empty()) {
     StatusOr<router::RouteConfig> loaded = router::LoadRouteConfigFile(f.config_file, *config);
     if (!loaded.ok()) return loaded.status().WithContext("--config");
@@ -252,7 +273,7 @@ Status BuildConfig(const FlagParser& parser, const RouteFlags& f, bool forward_a
     if (!backend.ok()) return backend.status();
     config->backends.push_back(std::move(backend).value());
   }
-  if (Status status = ApplyMappedFlags(parser, f, forward_authorization, config); !status.ok()) return status;
+  if (Status status = ApplyMappedFlags(parser, f, config); !status.ok()) return status;
   // cache-aware reads the engines' tokenizer: the spawned workers' model unless told otherwise.
   if (config->policy_options.tokenizer.empty()) config->policy_options.tokenizer = config->model;
   return router::ValidateRouteConfig(*config);
@@ -405,9 +426,8 @@ int RunRoute(const std::vector<std::string>& raw_args) {
   Status status;
   const std::vector<std::string> args = TakeRepeated(raw_args, &flags, &status);
   FlagParser parser("route");
-  bool forward_authorization = false;
   std::string unused;
-  Register(parser, flags, &forward_authorization, &unused);
+  Register(parser, flags, &unused);
   if (status.ok()) status = parser.Parse(args);
   if (!status.ok()) {
     std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
@@ -415,7 +435,7 @@ int RunRoute(const std::vector<std::string>& raw_args) {
   }
   if (flags.help) return std::printf("%s%s", kSummary, parser.Usage().c_str()), 0;
   router::RouteConfig config;
-  if (status = BuildConfig(parser, flags, forward_authorization, &config); !status.ok()) {
+  if (status = BuildConfig(parser, flags, &config); !status.ok()) {
     std::fprintf(stderr, "surge route: %s\n", status.message().c_str());
     return 2;
   }

@@ -42,6 +42,13 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   for (const auto& [pool, unused] : c.pools) gateway->metrics_->AddPool(pool);
   StatusOr<ApiKeyStore> keys = ApiKeyStore::Load(c.api_keys_file, std::getenv(kApiKeysEnv));
   if (!keys.ok()) return keys.status();
+  for (const ApiKeyInfo& key : keys->keys()) {
+    if (key.semantic_cache && !c.cache.semantic.on()) {
+      return InvalidArgumentError("an API key (tenant '" + key.tenant +
+                                  "') has \"semantic_cache\": true, but the semantic cache is off "
+                                  "(--cache and --embeddings-url)");
+    }
+  }
   StatusOr<std::unique_ptr<RequestGate>> gate =
       RequestGate::Create(c, std::move(keys).value(), &gateway->metrics_->registry());
   if (!gate.ok()) return gate.status();

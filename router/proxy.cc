@@ -88,7 +88,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     }
     bool cache_field_taken = false;
     const std::string scope = pass_.key != nullptr ? pass_.key->tenant : kDefaultTenant;
-    if (Status status = cache_.Plan(ctx_.cache, request_, &body_, scope, client_model_, &cache_field_taken);
+    const bool key_opts_in = pass_.key != nullptr && pass_.key->semantic_cache;
+    if (Status status = cache_.Plan(ctx_.cache, request_, &body_, scope, client_model_, key_opts_in, &cache_field_taken);
         !status.ok()) {
       const api::ErrorReply reply = api::MakeErrorReply(status);
       Refuse({reply.http_status, reply.body, {{"content-type", "application/json"}}});

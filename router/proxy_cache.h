@@ -1,6 +1,7 @@
-// ProxyCache: one proxied request's part in the exact response cache (router/cache/): what
-// was decided for it (look up? store? the x-surge-cache header), the hit reply, and the tee
-// that turns the live answer -- whole or streamed -- into an entry once it completed.
+// ProxyCache: one proxied request's part in the response cache (router/cache/): what was
+// decided for it (look up? store? semantic too? the x-surge-cache header), the hit reply
+// (exact first; on an exact miss, semantic), and the tee that turns the live answer -- whole
+// or streamed -- into an entry once it completed (and files its vector for the semantic kind).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -18,6 +19,7 @@
 #include "router/cache/cache_request.h"
 #include "router/cache/cached_response.h"
 #include "router/cache/response_cache.h"
+#include "router/cache/semantic_request.h"
 #include "router/cache/stream_assembler.h"
 
 namespace surge::router {
@@ -30,15 +32,15 @@ class ProxyCache {
   // Decides for `request` (body already parsed into `body`; `scope` = the key's tenant).
   // Takes the body's "cache" object out (`*body_changed` = true: re-serialize before
   // forwarding). A bad one -- or one sent while the cache is off -- is the returned error
-  // (a 400 for the client). `cache` null: off.
+  // (a 400 for the client). `cache` null: off. `key_opts_in`: the API key's semantic_cache.
   Status Plan(ResponseCache* cache, const net::HttpRequest& request, nlohmann::json* body, std::string_view scope,
-              std::string_view client_model, bool* body_changed);
+              std::string_view client_model, bool key_opts_in, bool* body_changed);
 
   bool should_lookup() const { return lookup_; }
   // "hit", "miss" or "bypass" for the x-surge-cache header; nullptr when the path is not cached.
   const char* header() const { return header_; }
 
-  // `done(true)` on a hit whose entry can answer this request's shape (a whole answer and
+  // Exact, then (opted in, eligible) semantic. `done(true)` on a hit whose entry can answer this request's shape (a whole answer and
   // include_usage need the usage an entry made from a plain stream lacks), its reply
   // rendered; `done(false)` otherwise (an entry that does not render is a miss too).
   void Lookup(std::function<void(bool hit)> done);
@@ -52,8 +54,12 @@ class ProxyCache {
   void OnStreamEnd(bool ok);
 
  private:
+  void PlanSemantic(const net::HttpRequest& request, const nlohmann::json& body, std::string_view client_model,
+                    bool key_opts_in);
+  void LookupSemantic(std::function<void(bool hit)> done);
   int64_t TtlSeconds() const;
-  bool Render(const CachedResponse& hit);
+  bool Render(const std::optional<std::string>& entry);
+  void StoreEntry(std::string entry);
 
   ResponseCache* cache_ = nullptr;
   CacheKey key_;
@@ -65,6 +71,10 @@ class ProxyCache {
   const char* header_ = nullptr;
   std::unique_ptr<StreamAssembler> tee_;  // streams being stored only
   std::vector<std::string> hit_reply_;    // a hit: the whole body, or the stream's data payloads
+  std::optional<SemanticQuery> semantic_;  // set: opted in and eligible
+  std::vector<float> vector_;             // its embedding, from the semantic lookup
+  const char* hit_kind_ = nullptr;        // a hit: kExactCacheKind or kSemanticCacheKind
+  float similarity_ = 0;                  // a semantic hit's
 };
 
 }  // namespace surge::router

@@ -248,6 +248,39 @@ void ReadTimeouts(ObjectReader& r, RouteConfig* c) {
   r.Int("total_ms", &c->timeouts.total_ms, 0);
 }
 
+// cache.semantic.models: {"MODEL": {"threshold": 0.9}} or ["MODEL", ...] (the default threshold).
+Status ParseSemanticModels(const Json& tree, const std::string& path, SemanticCacheConfig* semantic) {
+  if (tree.is_array()) {
+    for (const Json& name : tree) {
+      if (!name.is_string() || name.get<std::string>().empty()) return InvalidArgumentError(path + " holds a non-string");
+      semantic->models[name.get<std::string>()] = std::nullopt;
+    }
+    return OkStatus();
+  }
+  if (!tree.is_object()) return InvalidArgumentError(path + " must be an object {MODEL: {threshold}} or a list of models");
+  for (const auto& [model, entry] : tree.items()) {
+    ObjectReader reader(entry, path + "." + model);
+    double threshold = -1;
+    reader.Double("threshold", &threshold, 0, /*min_exclusive=*/true);
+    if (Status status = reader.Finish(); !status.ok()) return status;
+    semantic->models[model] = threshold > 0 ? std::optional<double>(threshold) : std::nullopt;
+  }
+  return OkStatus();
+}
+
+Status ParseSemantic(const Json& tree, const std::string& path, SemanticCacheConfig* semantic) {
+  ObjectReader r(tree, path);
+  r.Bool("all", &semantic->all);
+  r.String("embeddings_url", &semantic->embeddings_url);
+  r.String("embeddings_model", &semantic->embeddings_model);
+  r.Int("embeddings_timeout_ms", &semantic->embeddings_timeout_ms, 1);
+  r.Double("threshold", &semantic->threshold, 0, /*min_exclusive=*/true);
+  r.Bool("guard", &semantic->guard);
+  r.Int("max_entries", &semantic->max_entries, 1);
+  r.Nested("models", [semantic](const Json& t, const std::string& p) { return ParseSemanticModels(t, p, semantic); });
+  return r.Finish();
+}
+
 void ReadCache(ObjectReader& r, RouteConfig* c) {
   r.String("backend", &c->cache.backend);
   r.Int("ttl_s", &c->cache.ttl_s, 1);
@@ -256,6 +289,7 @@ void ReadCache(ObjectReader& r, RouteConfig* c) {
   r.OptionalInt("max_entries", &c->cache.max_entries, 1);
   r.OptionalInt("redis_pool", &c->cache.redis_pool, 1);
   r.OptionalInt("redis_timeout_ms", &c->cache.redis_timeout_ms, 1);
+  r.Nested("semantic", [c](const Json& t, const std::string& p) { return ParseSemantic(t, p, &c->cache.semantic); });
 }
 
 void ReadSections(ObjectReader& top, RouteConfig* c) {
@@ -335,6 +369,11 @@ Status ValidateRouteConfig(const RouteConfig& config) {
         "no backends: give --backend URL, --spawn N --model PATH, --kubernetes NS/SELECTOR or config key 'backends'");
   }
   if (config.cache.redis_pool > 64) return InvalidArgumentError("config key 'cache.redis_pool' must be at most 64");
+  const SemanticCacheConfig& semantic = config.cache.semantic;
+  if (!config.cache.on() && (semantic.on() || semantic.all || !semantic.models.empty())) {
+    return InvalidArgumentError("the semantic cache (config section 'cache.semantic', --semantic, --embeddings-url) "
+                                "needs a response cache backend: --cache memory | redis://...");
+  }
   if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
     return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");
   }

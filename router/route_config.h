@@ -133,9 +133,11 @@ struct RouteConfig {
   // `model` aliases routed by request complexity (router/complexity.h), by alias name.
   std::map<std::string, ComplexityRule> aliases;
   int64_t worker_health_timeout_ms = 120'000;
-  // The exact response cache (router/cache/README.md); off while cache.backend is empty.
+  // The response cache (router/cache/README.md); off while cache.backend is empty.
   // Config section "cache": {"backend", "ttl_s", "max_entry_bytes", "max_bytes",
-  // "max_entries", "redis_pool", "redis_timeout_ms"}.
+  // "max_entries", "redis_pool", "redis_timeout_ms", "semantic": {"all", "models",
+  // "embeddings_url", "embeddings_model", "embeddings_timeout_ms", "threshold", "guard",
+  // "max_entries"}}.
   ResponseCacheConfig cache;
 };
 

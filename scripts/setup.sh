@@ -12,6 +12,7 @@ APT_PACKAGES=(
   prometheus  # promtool lints every /metrics in the tests
   libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
   libsqlite3-dev  # the Batch API's durable store (batch/)
+  libhnswlib-dev  # the semantic cache's HNSW index (header-only)
 )
 
 SUDO=""

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kAllowedFields[] = "key, tenant, tier, requests_per_minute, tokens_per_minute, admin";
+constexpr char kAllowedFields[] = "key, tenant, tier, requests_per_minute, tokens_per_minute, admin, semantic_cache";
 constexpr size_t kMaxKeyBytes = 512;
 
 std::string_view Trim(std::string_view text) {
@@ -69,7 +69,7 @@ Status ReadEntry(const json& entry, std::string_view where, std::string* key, Ap
   if (!entry.is_object()) return InvalidArgumentError(std::string(where) + " must be an object");
   for (const auto& [name, value] : entry.items()) {
     if (name != "key" && name != "tenant" && name != "tier" && name != "requests_per_minute" &&
-        name != "tokens_per_minute" && name != "admin") {
+        name != "tokens_per_minute" && name != "admin" && name != "semantic_cache") {
       return InvalidArgumentError(std::string(where) + ": unknown field \"" + name + "\" (allowed: " +
                                   kAllowedFields + ")");
     }
@@ -91,9 +91,11 @@ Status ReadEntry(const json& entry, std::string_view where, std::string* key, Ap
     }
     info->tier = *tier;
   }
-  if (const auto admin = entry.find("admin"); admin != entry.end() && !admin->is_null()) {
-    if (!admin->is_boolean()) return InvalidArgumentError(std::string(where) + ".admin must be true or false");
-    info->admin = admin->get<bool>();
+  for (auto [field, out] : {std::pair{"admin", &info->admin}, std::pair{"semantic_cache", &info->semantic_cache}}) {
+    const auto it = entry.find(field);
+    if (it == entry.end() || it->is_null()) continue;
+    if (!it->is_boolean()) return InvalidArgumentError(std::string(where) + "." + field + " must be true or false");
+    *out = it->get<bool>();
   }
   RETURN_IF_ERROR(ReadLimit(entry, "requests_per_minute", where, &info->limits.requests_per_minute));
   return ReadLimit(entry, "tokens_per_minute", where, &info->limits.tokens_per_minute);

@@ -30,6 +30,7 @@ struct ApiKeyInfo {
   Tier tier = Tier::kNormal;  // the default when a request names none
   KeyLimits limits;
   bool admin = false;  // may call the router's admin routes (DELETE /cache)
+  bool semantic_cache = false;  // its requests use the semantic cache too (router/cache/README.md)
 };
 
 // The outcome of checking a request's Authorization header.
@@ -49,7 +50,7 @@ class ApiKeyStore {
   ApiKeyStore() = default;  // open: no keys, every request passes
 
   // `text`: [{"key": "...", "tenant": "acme", "tier": "normal", "requests_per_minute": 600,
-  // "tokens_per_minute": 100000, "admin": false}, ...]. Only "key" is required; other fields are refused
+  // "tokens_per_minute": 100000, "admin": false, "semantic_cache": false}, ...]. Only "key" is required; other fields are refused
   // by name. Errors start with `origin` (the file or variable) and name the entry and field.
   static StatusOr<ApiKeyStore> ParseJson(std::string_view text, std::string_view origin);
   static StatusOr<ApiKeyStore> FromFile(const std::string& path);

@@ -3,10 +3,32 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
 namespace surge::router {
+
+// The semantic cache (config section cache.semantic; router/cache/README.md). Requests opt in
+// through `all` (--semantic), their model's entry in `models`, or their API key's
+// "semantic_cache": true; the rest only use the exact cache.
+struct SemanticCacheConfig {
+  bool all = false;  // every eligible request
+  // Model name (as the client sends it) -> its threshold, or nullopt for `threshold`.
+  std::map<std::string, std::optional<double>> models;
+  std::string embeddings_url;    // OpenAI-compatible base URL ("http://host:port/v1"); "" = off
+  std::string embeddings_model;  // the `model` of each /embeddings request
+  int64_t embeddings_timeout_ms = 500;  // past it the request goes on uncached
+  double threshold = 0.92;       // cosine similarity a hit needs
+  bool guard = true;             // the lexical guard must agree too (off: measurement only)
+  int64_t max_entries = 100'000;  // vectors across all scopes (LRU beyond)
+
+  bool on() const { return !embeddings_url.empty(); }
+  double ThresholdFor(const std::string& model) const {
+    auto it = models.find(model);
+    return it != models.end() && it->second ? *it->second : threshold;
+  }
+};
 
 struct ResponseCacheConfig {
   // "" = off, "memory", or "redis://HOST[:PORT][/DB]" (--cache; config key cache.backend).
@@ -20,6 +42,7 @@ struct ResponseCacheConfig {
   // connect / command timeout.
   std::optional<int64_t> redis_pool;        // default 4
   std::optional<int64_t> redis_timeout_ms;  // default 100
+  SemanticCacheConfig semantic;
 
   static constexpr int64_t kDefaultMaxBytes = 256 << 20;
   static constexpr int64_t kDefaultMaxEntries = 100'000;

@@ -57,6 +57,27 @@ int64_t DeleteMatching(redisContext* context, const std::string& pattern) {
   return num_deleted;
 }
 
+// SCAN MATCH pattern with each value and its PTTL, up to `max_values`; false on a lost connection.
+bool ReadMatching(redisContext* context, const std::string& pattern, size_t max_values,
+                  std::vector<ScannedValue>* out) {
+  std::string cursor = "0";
+  do {
+    Reply reply = Command(context, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) return false;
+    cursor.assign(reply->element[0]->str, reply->element[0]->len);
+    const redisReply* keys = reply->element[1];
+    for (size_t i = 0; i < keys->elements && out->size() < max_values; ++i) {
+      const std::string key(keys->element[i]->str, keys->element[i]->len);
+      Reply value = Command(context, {"GET", key});
+      Reply ttl = Command(context, {"PTTL", key});
+      if (!value || !ttl) return false;
+      if (value->type != REDIS_REPLY_STRING || ttl->type != REDIS_REPLY_INTEGER || ttl->integer <= 0) continue;
+      out->push_back({std::string(value->str, value->len), ttl->integer});
+    }
+  } while (cursor != "0" && out->size() < max_values);
+  return true;
+}
+
 }  // namespace
 
 StatusOr<RedisAddress> ParseRedisUrl(std::string_view url) {
@@ -221,6 +242,23 @@ void RedisCache::Flush(std::optional<std::string> scope, std::function<void(Stat
     return [done, num_deleted] {
       if (num_deleted < 0) return done(UnavailableError("the response cache's redis is unreachable"));
       done(num_deleted);
+    };
+  });
+}
+
+}  // namespace surge::router
+
+namespace surge::router {
+
+void RedisCache::Scan(const std::string& digest_prefix, size_t max_values,
+                      std::function<void(StatusOr<std::vector<ScannedValue>>)> done) {
+  const std::string pattern = std::string(kKeyPrefix) + "*:" + digest_prefix + "*";
+  Enqueue([pattern, max_values, done = std::move(done)](redisContext* context) -> Notify {
+    auto values = std::make_shared<std::vector<ScannedValue>>();
+    const bool ok = context != nullptr && ReadMatching(context, pattern, max_values, values.get());
+    return [done, values, ok] {
+      if (!ok) return done(UnavailableError("the response cache's redis is unreachable"));
+      done(std::move(*values));
     };
   });
 }

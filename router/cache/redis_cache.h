@@ -48,6 +48,8 @@ class RedisCache : public CacheBackend {
   void Get(const CacheKey& key, std::function<void(CacheLookup)> done) override;
   void Set(const CacheKey& key, std::string value, int64_t ttl_s, std::function<void(StoreResult)> done) override;
   void Flush(std::optional<std::string> scope, std::function<void(StatusOr<int64_t>)> done) override;
+  void Scan(const std::string& digest_prefix, size_t max_values,
+            std::function<void(StatusOr<std::vector<ScannedValue>>)> done) override;
   bool reachable() const override;
 
   // "surge:cache:exact:SCOPE_TAG:DIGEST"; SCOPE_TAG is 16 hex digits of SHA-256(scope), so a

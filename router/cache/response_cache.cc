@@ -8,6 +8,28 @@
 namespace surge::router {
 namespace {
 
+Status CheckSemanticConfig(const SemanticCacheConfig& semantic) {
+  if ((semantic.all || !semantic.models.empty()) && !semantic.on()) {
+    return InvalidArgumentError(
+        "the semantic cache (--semantic, config keys 'cache.semantic.all' / 'cache.semantic.models') needs "
+        "--embeddings-url (config key 'cache.semantic.embeddings_url')");
+  }
+  if (semantic.on() && semantic.embeddings_url.rfind("http://", 0) != 0) {
+    return InvalidArgumentError("config key 'cache.semantic.embeddings_url' (--embeddings-url) must be an http:// URL, got '" +
+                                semantic.embeddings_url + "'");
+  }
+  auto bad = [](double threshold) { return !(threshold > 0 && threshold <= 1); };
+  if (bad(semantic.threshold)) {
+    return InvalidArgumentError("config key 'cache.semantic.threshold' (--semantic-threshold) must be in (0, 1]");
+  }
+  for (const auto& [model, threshold] : semantic.models) {
+    if (threshold && bad(*threshold)) {
+      return InvalidArgumentError("config key 'cache.semantic.models." + model + ".threshold' must be in (0, 1]");
+    }
+  }
+  return OkStatus();
+}
+
 Status CheckConfig(const ResponseCacheConfig& config) {
   const bool redis = config.is_redis();
   if (!redis && config.backend != "memory") {
@@ -24,7 +46,7 @@ Status CheckConfig(const ResponseCacheConfig& config) {
         "config keys 'cache.redis_pool' / 'cache.redis_timeout_ms' (--cache-redis-pool, --cache-redis-timeout-ms) "
         "apply to --cache redis://... only");
   }
-  return OkStatus();
+  return CheckSemanticConfig(config.semantic);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -83,11 +105,17 @@ StatusOr<std::unique_ptr<ResponseCache>> ResponseCache::Create(const ResponseCac
     obs::CounterFamily* evictions = &cache->evictions_;
     MemoryCacheOptions options{.max_bytes = config.max_bytes.value_or(config.kDefaultMaxBytes),
                                .max_entries = config.max_entries.value_or(config.kDefaultMaxEntries),
-                               .now_ms = std::move(now_ms),
+                               .now_ms = now_ms,
                                .on_evict = [evictions](const std::string& scope, const char* reason) {
                                  evictions->WithLabels({kExactCacheKind, scope, reason}).Increment();
                                }};
     cache->backend_ = std::make_unique<MemoryCache>(std::move(options));
+  }
+  if (config.semantic.on()) {
+    CacheFamilies families{cache->hits_,   cache->misses_,         cache->stores_, cache->evictions_,
+                           cache->errors_, cache->lookup_seconds_, cache->entries_};
+    cache->semantic_ = std::make_unique<SemanticCache>(config.semantic, cache->backend_.get(), families, registry, now_ms);
+    cache->semantic_->Restore();
   }
   cache->RefreshMetrics();
   return cache;
@@ -115,11 +143,12 @@ void ResponseCache::Store(const CacheKey& key, std::string entry, int64_t ttl_s)
   });
 }
 
-void ResponseCache::CountBypass(std::string_view scope, std::string_view reason) {
-  bypasses_.WithLabels({kExactCacheKind, scope, reason}).Increment();
+void ResponseCache::CountBypass(std::string_view scope, std::string_view reason, const char* kind) {
+  bypasses_.WithLabels({kind, scope, reason}).Increment();
 }
 
 void ResponseCache::Flush(std::optional<std::string> scope, std::function<void(StatusOr<int64_t>)> done) {
+  if (semantic_) semantic_->Flush(scope);
   backend_->Flush(std::move(scope), [this, done = std::move(done)](StatusOr<int64_t> result) {
     if (!result.ok()) errors_.WithLabels({kExactCacheKind, backend_->name(), "flush"}).Increment();
     done(std::move(result));
@@ -133,6 +162,7 @@ void ResponseCache::RefreshMetrics() {
     entries_.WithLabels({kExactCacheKind, backend}).Set(*entries);
   }
   up_.WithLabels({kExactCacheKind, backend}).Set(backend_->reachable() ? 1 : 0);
+  if (semantic_) semantic_->RefreshMetrics();
 }
 
 }  // namespace surge::router

@@ -13,10 +13,11 @@
 #include "obs/metrics.h"
 #include "router/cache/cache_backend.h"
 #include "router/cache/cache_config.h"
+#include "router/cache/semantic_cache.h"
 
 namespace surge::router {
 
-// The `kind` label: exact now; a semantic cache would add its own.
+// The `kind` label of the exact lookups (the semantic ones: kSemanticCacheKind).
 inline constexpr char kExactCacheKind[] = "exact";
 
 class ResponseCache {
@@ -27,6 +28,8 @@ class ResponseCache {
                                                          std::function<int64_t()> now_ms);
 
   const ResponseCacheConfig& config() const { return config_; }
+  // The semantic kind, over the same backend; null unless cache.semantic.embeddings_url is set.
+  SemanticCache* semantic() const { return semantic_.get(); }
 
   // `done(entry)` with the stored entry on a hit, nullopt on a miss or a backend error
   // (counted as an error: never the request's failure). May run on another thread.
@@ -34,8 +37,9 @@ class ResponseCache {
   // Stores `entry` for `ttl_s` unless it is over max_entry_bytes (fire and forget).
   void Store(const CacheKey& key, std::string entry, int64_t ttl_s);
   // A cacheable-path request that was not looked up, and why (sampling, no_cache, ...).
-  void CountBypass(std::string_view scope, std::string_view reason);
-  // Drops one scope's entries, or all; `done` gets the number dropped.
+  void CountBypass(std::string_view scope, std::string_view reason, const char* kind = kExactCacheKind);
+  // Drops one scope's entries, or all (the semantic index's too); `done` gets the number of
+  // backend entries dropped.
   void Flush(std::optional<std::string> scope, std::function<void(StatusOr<int64_t>)> done);
   // Before /metrics is rendered: bytes, entries and reachability gauges.
   void RefreshMetrics();
@@ -55,6 +59,7 @@ class ResponseCache {
   obs::GaugeFamily& bytes_;
   obs::GaugeFamily& entries_;
   obs::GaugeFamily& up_;
+  std::unique_ptr<SemanticCache> semantic_;  // after the families it counts in
 };
 
 }  // namespace surge::router

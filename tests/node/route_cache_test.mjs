@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 
 import OpenAI from 'openai';
 
-import { startRouter, waitFor } from './route_util.mjs';
+import { engineGenerationRequests, metricSum, startRouter, waitFor } from './route_util.mjs';
 import { startServer, stopServer } from './serve_util.mjs';
 
 const SURGE = process.env.SURGE ?? 'build/surge';
@@ -38,17 +38,11 @@ async function startCacheRouter(args) {
   return r;
 }
 
-// Generation requests the engine itself answered.
 async function engineRequests() {
-  const text = await (await fetch(`${engine.baseUrl}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('surge_http_requests_total{') && l.includes('completions"'))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  return engineGenerationRequests(engine.baseUrl);
 }
 
-async function routerCounter(baseUrl, prefix) {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(prefix)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
+const routerCounter = metricSum;
 
 async function chat(openai, params) {
   const { data, response } = await openai.chat.completions.create(params).withResponse();

@@ -28,6 +28,19 @@ export async function metricValue(baseUrl, name) {
   return line === undefined ? NaN : Number(line.split(' ')[1]);
 }
 
+// Generation requests (/v1/completions, /v1/chat/completions) the engine itself answered.
+export async function engineGenerationRequests(engineUrl) {
+  const text = await (await fetch(`${engineUrl}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith('surge_http_requests_total{') && l.includes('completions"'))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
+// The sum of every sample whose line starts with `prefix` (a name and some of its labels).
+export async function metricSum(baseUrl, prefix) {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith(prefix)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
 // Waits until `predicate()` holds (polled every 20 ms) or `timeoutMs` passes; its last value.
 export async function waitFor(predicate, timeoutMs = 5000) {
   const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,140 @@
+#include "router/cache/semantic_guard.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace surge::router {
+namespace {
+
+constexpr std::array<std::string_view, 14> kNegationWords = {
+    "not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "without",
+    "cannot", "dont", "doesnt", "isnt"};  // the last three: "don't" typed without its apostrophe
+
+// Spelled numbers read as their digits, so "two" and "2" agree (and "two" vs "three" does not).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 31> kNumberWords = {{
+    {"zero", "0"},     {"one", "1"},        {"two", "2"},       {"three", "3"},      {"four", "4"},
+    {"five", "5"},     {"six", "6"},        {"seven", "7"},     {"eight", "8"},      {"nine", "9"},
+    {"ten", "10"},     {"eleven", "11"},    {"twelve", "12"},   {"thirteen", "13"},  {"fourteen", "14"},
+    {"fifteen", "15"}, {"sixteen", "16"},   {"seventeen", "17"}, {"eighteen", "18"}, {"nineteen", "19"},
+    {"twenty", "20"},  {"thirty", "30"},    {"forty", "40"},    {"fifty", "50"},     {"sixty", "60"},
+    {"seventy", "70"}, {"eighty", "80"},    {"ninety", "90"},   {"hundred", "100"},  {"thousand", "1000"},
+    {"million", "1000000"}}};
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+// Letters, digits, apostrophes and every non-ASCII byte (UTF-8 letters) make words.
+bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '\'' || (c & 0x80) != 0; }
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// "’" (U+2019) typed for "'" in "don’t": one spelling.
+std::string AsciiApostrophes(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.substr(i, 3) == "\xE2\x80\x99") {
+      out += '\'';
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// A number token: digits with "," thousands groups (dropped) and one "." fraction.
+std::string CanonicalNumber(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c != ',') out += c;
+  }
+  while (!out.empty() && (out.back() == '.')) out.pop_back();
+  return out;
+}
+
+// The entity rule: a word with an uppercase letter that does not just start a sentence
+// ("Paris" mid-sentence, "iPhone", "USA" anywhere), not the pronoun "I".
+bool IsEntity(std::string_view word, bool sentence_start) {
+  if (word == "I" || word.rfind("I'", 0) == 0) return false;
+  const bool inner_upper = std::any_of(word.begin() + 1, word.end(), IsUpper);
+  return inner_upper || (IsUpper(word.front()) && !sentence_start);
+}
+
+void AddWord(std::string_view word, bool sentence_start, GuardFeatures* features) {
+  const std::string lower = Lower(word);
+  if (lower.size() > 3 && lower.compare(lower.size() - 3, 3, "n't") == 0) features->negated = true;
+  if (std::find(kNegationWords.begin(), kNegationWords.end(), lower) != kNegationWords.end()) features->negated = true;
+  for (const auto& [spelled, digits] : kNumberWords) {
+    if (lower == spelled) features->numbers.emplace_back(digits);
+  }
+  if (IsEntity(word, sentence_start)) features->entities.push_back(lower);
+}
+
+}  // namespace
+
+std::string CollapseWhitespace(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = std::isspace(static_cast<unsigned char>(c));
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string NormalizeQueryText(std::string_view text) {
+  std::string out = Lower(CollapseWhitespace(text));
+  while (!out.empty() && (out.back() == '?' || out.back() == '.' || out.back() == '!' || out.back() == ' ')) {
+    out.pop_back();
+  }
+  return out;
+}
+
+GuardFeatures ExtractGuardFeatures(std::string_view raw) {
+  const std::string text = AsciiApostrophes(raw);
+  GuardFeatures features;
+  bool sentence_start = true;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (IsDigit(c)) {
+      size_t end = i;
+      while (end < text.size() && (IsDigit(text[end]) || ((text[end] == ',' || text[end] == '.') &&
+                                                          end + 1 < text.size() && IsDigit(text[end + 1])))) {
+        ++end;
+      }
+      features.numbers.push_back(CanonicalNumber(std::string_view(text).substr(i, end - i)));
+      sentence_start = false;
+      i = end;
+    } else if (IsWordByte(c) && c != '\'') {
+      size_t end = i;
+      while (end < text.size() && IsWordByte(text[end]) && !IsDigit(text[end])) ++end;
+      AddWord(std::string_view(text).substr(i, end - i), sentence_start, &features);
+      sentence_start = false;
+      i = end;
+    } else {
+      if (c == '.' || c == '?' || c == '!') sentence_start = true;
+      ++i;
+    }
+  }
+  std::sort(features.numbers.begin(), features.numbers.end());
+  std::sort(features.entities.begin(), features.entities.end());
+  features.entities.erase(std::unique(features.entities.begin(), features.entities.end()), features.entities.end());
+  return features;
+}
+
+bool GuardAgrees(const GuardFeatures& query, const GuardFeatures& candidate) {
+  return query.numbers == candidate.numbers && query.negated == candidate.negated &&
+         query.entities == candidate.entities;
+}
+
+bool GuardAgrees(std::string_view query, std::string_view candidate) {
+  return GuardAgrees(ExtractGuardFeatures(query), ExtractGuardFeatures(candidate));
+}
+
+}  // namespace surge::router

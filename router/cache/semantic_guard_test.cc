@@ -1,0 +1,53 @@
+// The lexical guard (numbers, negation, entities) and the query's normal form.
+#include "router/cache/semantic_guard.h"
+
+#include <gtest/gtest.h>
+
+namespace surge::router {
+namespace {
+
+TEST(SemanticGuardTest, NormalizationCollapsesSpaceCaseAndEndPunctuation) {
+  EXPECT_EQ(CollapseWhitespace("  How do\tI\n\n reset   it? "), "How do I reset it?");
+  EXPECT_EQ(NormalizeQueryText("  How do I Reset my PASSWORD?!  "), "how do i reset my password");
+  EXPECT_EQ(NormalizeQueryText("...?"), "");
+  EXPECT_EQ(NormalizeQueryText("Version 3.5."), "version 3.5");
+}
+
+TEST(SemanticGuardTest, ParaphrasesAgree) {
+  EXPECT_TRUE(GuardAgrees("How do I reset my password?", "What's the way to reset my password"));
+  EXPECT_TRUE(GuardAgrees("What is the capital of France?", "Tell me the capital city of France."));
+  EXPECT_TRUE(GuardAgrees("Can I return 2 items?", "Is it possible to return two items?"));
+  EXPECT_TRUE(GuardAgrees("Paris hotels near the river", "Hotels near the river?"));  // sentence start: not an entity
+}
+
+TEST(SemanticGuardTest, NumbersMustBeEqualMultisets) {
+  EXPECT_FALSE(GuardAgrees("Can I return 2 items?", "Can I return 3 items?"));
+  EXPECT_FALSE(GuardAgrees("Convert 5 miles to km", "Convert 5 5 miles to km"));
+  EXPECT_TRUE(GuardAgrees("Is 1,000 dollars enough?", "Is 1000 dollars enough"));
+  EXPECT_FALSE(GuardAgrees("Is 3.5 enough?", "Is 3 enough?"));
+  EXPECT_FALSE(GuardAgrees("I need one ticket", "I need two tickets"));
+  EXPECT_EQ(ExtractGuardFeatures("from 10 to 2.50, 1,000 or 7.").numbers,
+            (std::vector<std::string>{"10", "1000", "2.50", "7"}));
+}
+
+TEST(SemanticGuardTest, NegationMustBeOnBothSidesOrNeither) {
+  EXPECT_FALSE(GuardAgrees("How do I reset my password?", "How do I not reset my password?"));
+  EXPECT_FALSE(GuardAgrees("Why does it work?", "Why doesn't it work?"));
+  EXPECT_FALSE(GuardAgrees("Why does it work?", "Why doesn\xE2\x80\x99t it work?"));  // a typographic apostrophe
+  EXPECT_FALSE(GuardAgrees("Tea with sugar", "Tea without sugar"));
+  EXPECT_TRUE(GuardAgrees("Why doesn't it work?", "Why does it never work?"));  // both negated
+  EXPECT_FALSE(GuardAgrees("I can log in", "I cannot log in"));
+}
+
+TEST(SemanticGuardTest, NamedEntitiesMustBeEqual) {
+  EXPECT_FALSE(GuardAgrees("What is the capital of France?", "What is the capital of Germany?"));
+  EXPECT_FALSE(GuardAgrees("Does it run on iPhone?", "Does it run on the phone?"));  // inner capital
+  EXPECT_FALSE(GuardAgrees("USA visa rules", "UK visa rules"));                    // all caps at the start
+  EXPECT_TRUE(GuardAgrees("Is I the right pronoun?", "Is I the right pronoun here?"));
+  EXPECT_FALSE(GuardAgrees("capital of france", "capital of France"));  // documented: errs towards a miss
+  EXPECT_EQ(ExtractGuardFeatures("Flights to Tokyo. Tokyo is far, said Anna").entities,
+            (std::vector<std::string>{"anna", "tokyo"}));
+}
+
+}  // namespace
+}  // namespace surge::router
