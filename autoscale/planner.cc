@@ -64,6 +64,13 @@ StatusOr<BenchPoint> ParseRound(const Json& round, size_t index) {
   p.ttft_median_s = ttft_median_ms / 1000;
   p.e2e_p95_s = e2e_p95_ms / 1000;
   p.e2e_median_s = e2e_median_ms / 1000;
+  if (auto busy = round.find("server_busy_fraction"); busy != round.end() && !busy->is_null()) {
+    if (!busy->is_number() || busy->get<double>() < 0 || busy->get<double>() > 1) {
+      return InvalidArgumentError("bench report: rounds[" + std::to_string(index) +
+                                  "].server_busy_fraction: not a number in [0, 1]");
+    }
+    p.server_busy_fraction = busy->get<double>();
+  }
   if (!fixed_concurrency) {
     ASSIGN_OR_RETURN(double e2e_mean_ms, Field(round, index, "e2e_latency_ms", "mean"));
     p.concurrency = p.request_throughput * e2e_mean_ms / 1000;  // Little's law

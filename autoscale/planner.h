@@ -27,6 +27,9 @@ struct BenchPoint {
   double e2e_median_s = 0;
   int64_t num_completed = 0;
   int64_t num_failed = 0;
+  // The engine's busy fraction during the round (`server_busy_fraction`, when the bench could
+  // read the server's surge_engine_busy_seconds_total).
+  std::optional<double> server_busy_fraction;
 };
 
 // Parses `surge bench --json` output; errors name the round and field. Refuses a report that

@@ -63,6 +63,19 @@ double CapacityModel::TtftP95(double qps) const {
   return std::max(0.0, c[i - 1].second + f * (c[i].second - c[i - 1].second));
 }
 
+double CapacityModel::BusyFraction(double qps) const {
+  if (max_qps <= 0) return 0;
+  if (busy_by_qps.empty()) return std::min(1.0, qps / max_qps);
+  // Through (0, 0) and the measured points; flat past the last one.
+  double x0 = 0, y0 = 0;
+  for (const auto& [x1, y1] : busy_by_qps) {
+    if (qps <= x1) return std::clamp(x1 > x0 ? y0 + (qps - x0) / (x1 - x0) * (y1 - y0) : y1, 0.0, 1.0);
+    x0 = x1;
+    y0 = y1;
+  }
+  return std::clamp(y0, 0.0, 1.0);
+}
+
 StatusOr<CapacityModel> FitCapacityModel(const std::vector<BenchPoint>& points, double slo_ttft_p95_s) {
   ASSIGN_OR_RETURN(InstanceCapacity capacity, MaxInstanceThroughput(points, slo_ttft_p95_s, std::nullopt));
   CapacityModel model;
@@ -75,11 +88,15 @@ StatusOr<CapacityModel> FitCapacityModel(const std::vector<BenchPoint>& points, 
   std::sort(usable.begin(), usable.end(), [](const BenchPoint& a, const BenchPoint& b) { return a.concurrency < b.concurrency; });
   // Past saturation more clients add latency, not throughput: only points that raise the
   // throughput shape the curve, so the served rate maps to one latency.
+  bool busy_measured = true;
   for (const BenchPoint& p : usable) {
     if (model.ttft_p95_by_qps.empty() || p.request_throughput > model.ttft_p95_by_qps.back().first) {
       model.ttft_p95_by_qps.emplace_back(p.request_throughput, p.ttft_p95_s);
+      busy_measured = busy_measured && p.server_busy_fraction.has_value();
+      if (busy_measured) model.busy_by_qps.emplace_back(p.request_throughput, *p.server_busy_fraction);
     }
   }
+  if (!busy_measured) model.busy_by_qps.clear();
   model.max_qps = model.ttft_p95_by_qps.back().first;
   return model;
 }
@@ -190,7 +207,7 @@ void PoolSim::Tick(Instant now, double demand_qps, double* worst_ttft_s) {
   const double served = std::min(queue_ + arrivals, capacity_qps * dt_s);
   queue_ = std::max(0.0, queue_ + arrivals - served);
   const double per_instance_qps = num_ready_ > 0 ? served / dt_s / num_ready_ : 0;
-  busy_fraction_ = model_.max_qps > 0 ? std::min(1.0, per_instance_qps / model_.max_qps) : 0;
+  busy_fraction_ = model_.BusyFraction(per_instance_qps);
   ttft_p95_s_ = num_ready_ > 0 ? model_.TtftP95(per_instance_qps) + queue_ / capacity_qps : kNoCapacityTtftS;
   *worst_ttft_s = std::max(*worst_ttft_s, ttft_p95_s_);
   result_.replica_hours += replicas_.size() * dt_s / 3600;

@@ -20,10 +20,15 @@ namespace surge::autoscale {
 // heaviest), and a backlog adds its wait: queue / (ready * max_qps).
 struct CapacityModel {
   std::vector<std::pair<double, double>> ttft_p95_by_qps;  // (served QPS, P95 TTFT s), ascending
+  // (served QPS, engine busy fraction), ascending, when every point of the curve measured it;
+  // empty: busy = served / max_qps. Batching makes the real curve concave (a half-loaded
+  // engine runs smaller batches, not half as many steps).
+  std::vector<std::pair<double, double>> busy_by_qps;
   double max_qps = 0;       // the highest measured throughput: saturation
   double slo_qps = 0;       // the most within the SLO (planner's MaxInstanceThroughput)
   std::string slo_source;   // "interpolated between c=32 and c=64"
   double TtftP95(double served_qps_per_instance) const;
+  double BusyFraction(double served_qps_per_instance) const;  // in [0, 1]
 };
 
 // Fits the model; INVALID_ARGUMENT when no point meets the SLO (the planner's message).

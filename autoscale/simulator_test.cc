@@ -39,6 +39,27 @@ TEST(SimulatorTest, CapacityModelFromTheBenchCurve) {
   EXPECT_EQ(FitCapacityModel(*points, 0.1).status().code(), StatusCode::kInvalidArgument);
 }
 
+// With the engine's busy fraction in the bench rounds the model follows it (through (0, 0),
+// flat past the last point); without it busy is served / max_qps. A busy target then scales
+// as the measured curve says: 10 QPS on one engine is busy 0.9, over a 0.75 target -> 2.
+TEST(SimulatorTest, MeasuredBusyCurve) {
+  EXPECT_TRUE(TwoPointModel().busy_by_qps.empty());
+  EXPECT_DOUBLE_EQ(TwoPointModel().BusyFraction(10), 0.5);
+  StatusOr<std::vector<BenchPoint>> points = LoadBenchReport("autoscale/testdata/bench_busy_curve.json");
+  ASSERT_TRUE(points.ok()) << points.status().ToString();
+  StatusOr<CapacityModel> model = FitCapacityModel(*points, 1.0);
+  ASSERT_TRUE(model.ok());
+  ASSERT_EQ(model->busy_by_qps.size(), 2u);
+  EXPECT_DOUBLE_EQ(model->BusyFraction(5), 0.45);
+  EXPECT_DOUBLE_EQ(model->BusyFraction(10), 0.9);
+  EXPECT_DOUBLE_EQ(model->BusyFraction(15), 0.95);
+  EXPECT_DOUBLE_EQ(model->BusyFraction(25), 1.0);
+  const std::vector<double> trace(5, 10.0);
+  SimulationOptions options{.slo_ttft_p95_s = 2.0};
+  EXPECT_EQ(Simulate(BusyPool(1, 4), TwoPointModel(), trace, options).peak_replicas, 1);  // 0.5 < 0.75
+  EXPECT_EQ(Simulate(BusyPool(1, 4), *model, trace, options).peak_replicas, 2);
+}
+
 // One replica, 25 QPS against 20 of capacity for 10 minutes, then nothing: the backlog grows
 // by 5 a second to 3000, the P95 at its end is 1.5 + 3000 / 20 s, and it drains at 20 a second.
 TEST(SimulatorTest, FixedFleetQueueArithmetic) {

@@ -92,7 +92,8 @@ Json RoundJson(const RoundMetrics& m) {
                 {"ttft_quantiles_ms", m.ttft_quantiles_ms},
                 {"itl_quantiles_ms", m.itl_quantiles_ms},
                 {"client_cpu_s", m.client_cpu_s},
-                {"client_cpu_us_per_request", m.client_cpu_us_per_request}});
+                {"client_cpu_us_per_request", m.client_cpu_us_per_request},
+                {"server_busy_fraction", Optional(m.server_busy_fraction)}});
   return round;
 }
 

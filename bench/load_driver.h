@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "bench/config.h"
@@ -47,6 +48,7 @@ struct RoundRun {
   std::vector<RequestRecord> records;  // in completion order
   double wall_s = 0;        // first send to last completion
   double client_cpu_s = 0;  // this process's CPU time (user + system) during the round
+  std::optional<double> server_busy_s;  // the engine's busy seconds during it, when it says
 };
 
 class LoadDriver {

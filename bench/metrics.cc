@@ -92,6 +92,13 @@ RoundMetrics Aggregate(std::span<const RoundRun> runs, const SloConfig& slo) {
   m.output_token_throughput = PerSecond(static_cast<double>(m.total_output_tokens), m.wall_s);
   m.total_token_throughput = m.input_token_throughput + m.output_token_throughput;
   if (slo.any()) m.goodput = PerSecond(static_cast<double>(m.num_good), m.wall_s);
+  double busy_s = 0;
+  bool busy_known = !runs.empty();
+  for (const RoundRun& run : runs) {
+    busy_known = busy_known && run.server_busy_s.has_value();
+    busy_s += run.server_busy_s.value_or(0);
+  }
+  if (busy_known && m.wall_s > 0) m.server_busy_fraction = std::min(1.0, std::max(0.0, busy_s / m.wall_s));
   m.client_cpu_us_per_request = m.num_requests > 0 ? m.client_cpu_s * 1e6 / static_cast<double>(m.num_requests) : 0;
   m.ttft_quantiles_ms = QuantileSketch(samples.ttft_ms);
   m.itl_quantiles_ms = QuantileSketch(samples.itl_ms);

@@ -52,6 +52,9 @@ struct RoundMetrics {
   std::vector<double> ttft_quantiles_ms, itl_quantiles_ms;  // QuantileSketch
   double client_cpu_s = 0;
   double client_cpu_us_per_request = 0;
+  // The server engine's busy seconds / wall seconds over the rounds (surge serve's
+  // surge_engine_busy_seconds_total); nullopt when any round could not read it.
+  std::optional<double> server_busy_fraction;
 };
 
 RoundMetrics Aggregate(std::span<const RoundRun> runs, const SloConfig& slo);

@@ -86,6 +86,11 @@ TEST(MetricsTest, RepeatsMergeOverTheirSummedWallTime) {
   EXPECT_EQ(m.num_rounds, 2);
   EXPECT_DOUBLE_EQ(m.request_throughput, 3 / 4.0);
   EXPECT_DOUBLE_EQ(m.ttft_ms.median, 200);
+  EXPECT_FALSE(m.server_busy_fraction.has_value());  // neither round could read it
+  runs[0].server_busy_s = 0.5;
+  EXPECT_FALSE(Aggregate(runs, SloConfig{}).server_busy_fraction.has_value()) << "one round without it";
+  runs[1].server_busy_s = 2.5;
+  EXPECT_DOUBLE_EQ(*Aggregate(runs, SloConfig{}).server_busy_fraction, 3.0 / 4);  // busy over wall, summed
 }
 
 TEST(MetricsTest, EveryScalarMetricHasAUniqueName) {

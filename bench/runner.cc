@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "bench/load_driver.h"
+#include "bench/server_probe.h"
 #include "bench/workload.h"
 
 namespace surge::bench {
@@ -68,8 +69,8 @@ int64_t MaxInFlight(const BenchConfig& config) {
 // Runs point `p` on every target, `repeat` times, alternating targets round by round.
 class PointRunner {
  public:
-  PointRunner(const LoadDriver& driver, BenchReport& report, ProgressSink* progress)
-      : driver_(driver), report_(report), progress_(progress), headers_(TargetHeaders(report.config)) {}
+  PointRunner(const LoadDriver& driver, net::HttpClient& client, BenchReport& report, ProgressSink* progress)
+      : driver_(driver), client_(client), report_(report), progress_(progress), headers_(TargetHeaders(report.config)) {}
 
   void Run(size_t p) {
     const BenchConfig& c = report_.config;
@@ -101,15 +102,19 @@ class PointRunner {
                         (info.label.empty() ? "" : info.label + " ") + c.points[p].Label();
     if (progress_) progress_->BeginRound(title, c.num_requests, c.duration_s);
     ProgressState last;
+    const std::optional<double> busy_before = ReadServerBusySeconds(client_, info.url, headers_);
     RoundRun run = driver_.Run(target, plan, [&](const ProgressState& state) {
       last = state;
       if (progress_) progress_->Update(state);
     });
+    const std::optional<double> busy_after = busy_before ? ReadServerBusySeconds(client_, info.url, headers_) : std::nullopt;
+    if (busy_after) run.server_busy_s = *busy_after - *busy_before;
     if (progress_) progress_->EndRound(last);
     return run;
   }
 
   const LoadDriver& driver_;
+  net::HttpClient& client_;  // the /metrics reads around a round
   BenchReport& report_;
   ProgressSink* progress_;
   const net::HttpHeaders headers_;
@@ -135,7 +140,7 @@ StatusOr<BenchReport> RunBenchmark(BenchConfig config, ProgressSink* progress) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Workload> workload, MakeWorkload(report.config.workload));
   LoadDriver driver(client, *workload, report.config.endpoint, report.config.ignore_eos);
-  PointRunner runner(driver, report, progress);
+  PointRunner runner(driver, client, report, progress);
   for (size_t p = 0; p < report.config.points.size(); ++p) runner.Run(p);
   return report;
 }

@@ -1,5 +1,7 @@
 #include "bench/server_probe.h"
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -102,6 +104,34 @@ Calibration CalibrateTokensPerWord(net::HttpClient& client, const std::string& b
   calibration.measured = true;
   calibration.note = "measured through /tokenize";
   return calibration;
+}
+
+std::optional<double> ReadServerBusySeconds(net::HttpClient& client, const std::string& base_url,
+                                            const net::HttpHeaders& headers) {
+  static constexpr std::string_view kFamily = "surge_engine_busy_seconds_total";
+  net::ClientRequest request;
+  request.method = "GET";
+  request.url = base_url + "/metrics";
+  request.headers = headers;
+  request.timeout_ms = request.read_timeout_ms = kProbeTimeoutMs;
+  StatusOr<net::HttpResponse> response = client.Fetch(std::move(request));
+  if (!response.ok() || response->status != 200) return std::nullopt;
+  std::optional<double> total;
+  std::string_view text = response->body;
+  while (!text.empty()) {
+    const size_t newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+    if (!line.starts_with(kFamily) || line.size() == kFamily.size()) continue;
+    if (line[kFamily.size()] != ' ' && line[kFamily.size()] != '{') continue;  // another family's prefix
+    const size_t space = line.rfind(' ');
+    char* end = nullptr;
+    const std::string value(line.substr(space + 1));
+    const double seconds = std::strtod(value.c_str(), &end);
+    if (end == value.c_str()) continue;
+    total = total.value_or(0) + seconds;
+  }
+  return total;
 }
 
 }  // namespace surge::bench

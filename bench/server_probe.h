@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -29,5 +30,12 @@ struct Calibration {
 // when the server has no usable /tokenize.
 Calibration CalibrateTokensPerWord(net::HttpClient& client, const std::string& base_url, const std::string& model,
                                    const net::HttpHeaders& headers, uint64_t seed);
+
+// The engine's busy seconds so far (surge serve's surge_engine_busy_seconds_total, summed over
+// its series) from GET /metrics; nullopt when the server does not expose it (another server,
+// an error). Two reads around a round give its busy fraction, which `surge scale simulate`
+// uses for the busy-fraction target.
+std::optional<double> ReadServerBusySeconds(net::HttpClient& client, const std::string& base_url,
+                                            const net::HttpHeaders& headers);
 
 }  // namespace surge::bench

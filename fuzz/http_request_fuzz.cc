@@ -29,7 +29,7 @@ using surge::net::internal::RequestReader;
 using surge::net::internal::RequestReaderOptions;
 
 // Small limits, so that the fuzzer reaches the 413 and 431 paths with short inputs.
-constexpr RequestReaderOptions kOptions{.max_header_bytes = 4 << 10, .max_body_bytes = 64 << 10};
+const RequestReaderOptions kOptions{.max_header_bytes = 4 << 10, .max_body_bytes = 64 << 10};
 
 void AppendRequest(const ParsedRequest& parsed, std::string* log) {
   const surge::net::HttpRequest& request = parsed.request;
