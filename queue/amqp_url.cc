@@ -17,7 +17,10 @@ StatusOr<AmqpUrl> ParseAmqpUrl(std::string_view url) {
     return InvalidArgumentError("not an AMQP URL: " + std::string(url) + " (amqp://user:pass@host:port/vhost)");
   }
   if (info.port < 1 || info.port > 65535) return InvalidArgumentError("the port must be in [1, 65535]");
-  return AmqpUrl{info.host, info.port, info.user, info.password, info.vhost};
+  // "amqp://host/" parses to the vhost "" (the URI spec), which no broker has: both it and
+  // "amqp://host" mean the default vhost "/" (as other clients read them); "%2f" spells it too.
+  const std::string vhost = info.vhost[0] == '\0' ? "/" : info.vhost;
+  return AmqpUrl{info.host, info.port, info.user, info.password, vhost};
 }
 
 }  // namespace surge::queue

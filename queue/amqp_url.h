@@ -1,5 +1,6 @@
 // AmqpUrl: the broker address `surge route --queue` takes, amqp://user:pass@host:port/vhost
-// (librabbitmq's own parser: percent-decoding, defaults guest:guest@localhost:5672/"/").
+// (librabbitmq's own parser: percent-decoding, defaults guest:guest@localhost:5672; an empty
+// vhost, "amqp://host/", is the default vhost "/").
 #pragma once
 
 #include <string>

@@ -25,6 +25,8 @@ TEST(AmqpUrlTest, DefaultsAndRefusals) {
   EXPECT_EQ(url->port, 5672);
   EXPECT_EQ(url->user, "guest");
   EXPECT_EQ(url->vhost, "/");
+  EXPECT_EQ(ParseAmqpUrl("amqp://localhost/")->vhost, "/");
+  EXPECT_EQ(ParseAmqpUrl("amqp://localhost/%2f")->vhost, "/");
   EXPECT_FALSE(ParseAmqpUrl("amqps://localhost").ok());
   EXPECT_FALSE(ParseAmqpUrl("http://localhost").ok());
   EXPECT_FALSE(ParseAmqpUrl("amqp://host:notaport").ok());
