@@ -14,12 +14,14 @@ std::string ToString(amqp_bytes_t bytes) { return std::string(static_cast<const 
 
 amqp_bytes_t Bytes(std::string_view text) { return {text.size(), const_cast<char*>(text.data())}; }
 
-std::string HeaderString(const amqp_basic_properties_t& p, std::string_view key) {
+// The string header `key` ("" when absent); a header of another type sets `error`.
+std::string HeaderString(const amqp_basic_properties_t& p, std::string_view key, std::string* error) {
   if ((p._flags & AMQP_BASIC_HEADERS_FLAG) == 0) return "";
   for (int i = 0; i < p.headers.num_entries; ++i) {
     const amqp_table_entry_t& e = p.headers.entries[i];
     if (ToString(e.key) != key) continue;
     if (e.value.kind == AMQP_FIELD_KIND_UTF8 || e.value.kind == AMQP_FIELD_KIND_BYTES) return ToString(e.value.value.bytes);
+    *error = "the " + std::string(key) + " header must be a string";
   }
   return "";
 }
@@ -30,7 +32,7 @@ QueueMessage ToMessage(const amqp_envelope_t& envelope) {
   if (p._flags & AMQP_BASIC_MESSAGE_ID_FLAG) m.message_id = ToString(p.message_id);
   if (p._flags & AMQP_BASIC_CORRELATION_ID_FLAG) m.correlation_id = ToString(p.correlation_id);
   if (p._flags & AMQP_BASIC_REPLY_TO_FLAG) m.reply_to = ToString(p.reply_to);
-  m.endpoint = HeaderString(p, kEndpointHeader);
+  m.endpoint = HeaderString(p, kEndpointHeader, &m.header_error);
   m.body = ToString(envelope.message.body);
   return m;
 }

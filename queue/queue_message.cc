@@ -11,6 +11,7 @@ using Json = nlohmann::ordered_json;
 
 StatusOr<QueueRequest> ValidateMessage(const QueueMessage& m, std::string_view default_endpoint,
                                        const MessageLimits& limits) {
+  if (!m.header_error.empty()) return InvalidArgumentError(m.header_error);
   if (m.reply_to.empty()) return InvalidArgumentError("the message has no reply_to: nowhere to send the answer");
   if (m.correlation_id.empty()) return InvalidArgumentError("the message has no correlation_id");
   const std::string url = m.endpoint.empty() ? std::string(default_endpoint) : m.endpoint;

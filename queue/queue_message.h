@@ -19,6 +19,7 @@ struct QueueMessage {
   std::string correlation_id{};
   std::string reply_to{};
   std::string endpoint{};        // the x-surge-endpoint header, "" when absent
+  std::string header_error{};    // a header of the wrong type ("" when none): poison
   std::string body{};
 };
 

@@ -60,6 +60,9 @@ TEST(ValidateMessageTest, RefusesPoison) {
   m.endpoint = "/v1/models";
   EXPECT_FALSE(ValidateMessage(m, "/v1/completions").ok());
   m = Message("{}");
+  m.header_error = "the x-surge-endpoint header must be a string";
+  EXPECT_EQ(ValidateMessage(m, "/v1/completions").status().message(), m.header_error);
+  m = Message("{}");
   m.reply_to = "";
   EXPECT_FALSE(ValidateMessage(m, "/v1/completions").ok());
   m = Message("{}");
