@@ -475,6 +475,10 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     return 2;
   }
   // --batch-max-in-flight also bounds the queue consumer: it needs --data-dir or --queue.
+  if (parser.seen("batch-max-in-flight") && flags.batch.data_dir.empty() && !queue_options->has_value()) {
+    std::fprintf(stderr, "surge route: --batch-max-in-flight needs --data-dir or --queue\n");
+    return 2;
+  }
   StatusOr<std::optional<batch::BatchServiceOptions>> batch_options =
       ToBatchOptions(flags.batch, parser, /*in_flight_used_elsewhere=*/queue_options->has_value());
   if (!batch_options.ok()) {
