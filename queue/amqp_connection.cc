@@ -54,6 +54,8 @@ StatusOr<std::unique_ptr<AmqpConnection>> AmqpConnection::Open(const AmqpUrl& ur
                                     "login"));
   amqp_channel_open(state, kChannel);
   RETURN_IF_ERROR(connection->Check(amqp_get_rpc_reply(state), "channel.open"));
+  amqp_confirm_select(state, kChannel);
+  RETURN_IF_ERROR(connection->Check(amqp_get_rpc_reply(state), "confirm.select"));
   return connection;
 }
 
@@ -102,31 +104,35 @@ Status AmqpConnection::Consume(const std::string& name, int prefetch) {
   return Check(amqp_get_rpc_reply(state_), "basic.consume " + name);
 }
 
-StatusOr<std::optional<Received>> AmqpConnection::Next(int timeout_ms) {
+StatusOr<Event> AmqpConnection::Next(int timeout_ms) {
   amqp_maybe_release_buffers(state_);
   amqp_envelope_t envelope;
   struct timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   const amqp_rpc_reply_t reply = amqp_consume_message(state_, &envelope, &timeout, 0);
-  if (reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && reply.library_error == AMQP_STATUS_TIMEOUT) {
-    return std::optional<Received>();
-  }
+  if (reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && reply.library_error == AMQP_STATUS_TIMEOUT) return Event{};
   if (reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && reply.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
-    // A frame that is not a delivery: on this channel-only consumer, a close from the broker.
+    // A frame that is not a delivery: a publisher confirm, or a close from the broker.
     amqp_frame_t frame;
     if (amqp_simple_wait_frame(state_, &frame) != AMQP_STATUS_OK) return UnavailableError("amqp: connection lost");
-    if (frame.frame_type == AMQP_FRAME_METHOD &&
-        (frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD || frame.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD)) {
-      return UnavailableError("amqp: the broker closed the connection");
+    if (frame.frame_type != AMQP_FRAME_METHOD) return Event{};
+    switch (frame.payload.method.id) {
+      case AMQP_BASIC_ACK_METHOD: {
+        const auto* ack = static_cast<const amqp_basic_ack_t*>(frame.payload.method.decoded);
+        return Event{.confirmed = Confirmed{ack->delivery_tag, ack->multiple != 0}};
+      }
+      case AMQP_BASIC_NACK_METHOD: return UnavailableError("amqp: the broker nacked a publish");
+      case AMQP_CHANNEL_CLOSE_METHOD:
+      case AMQP_CONNECTION_CLOSE_METHOD: return UnavailableError("amqp: the broker closed the connection");
+      default: return Event{};
     }
-    return std::optional<Received>();
   }
   RETURN_IF_ERROR(Check(reply, "consume"));
-  Received received{envelope.delivery_tag, envelope.redelivered != 0, ToMessage(envelope)};
+  Event event{.received = Received{envelope.delivery_tag, envelope.redelivered != 0, ToMessage(envelope)}};
   amqp_destroy_envelope(&envelope);
-  return std::optional<Received>(std::move(received));
+  return event;
 }
 
-Status AmqpConnection::Publish(const OutgoingMessage& m) {
+StatusOr<uint64_t> AmqpConnection::Publish(const OutgoingMessage& m) {
   std::vector<amqp_table_entry_t> entries(m.headers.size());
   for (size_t i = 0; i < m.headers.size(); ++i) {
     entries[i].key = Bytes(m.headers[i].first);
@@ -147,7 +153,7 @@ Status AmqpConnection::Publish(const OutgoingMessage& m) {
   }
   const int rc = amqp_basic_publish(state_, kChannel, amqp_empty_bytes, Bytes(m.routing_key), 0, 0, &props, Bytes(m.body));
   if (rc != AMQP_STATUS_OK) return UnavailableError(std::string("amqp publish: ") + amqp_error_string2(rc));
-  return OkStatus();
+  return ++num_published_;
 }
 
 Status AmqpConnection::Ack(uint64_t delivery_tag) {

@@ -24,6 +24,18 @@ struct Received {
   QueueMessage message{};
 };
 
+// The broker's publisher confirm: every publish up to `sequence` (just it when !multiple) is
+// safely with the broker.
+struct Confirmed {
+  uint64_t sequence = 0;
+  bool multiple = false;
+};
+
+struct Event {
+  std::optional<Received> received{};
+  std::optional<Confirmed> confirmed{};
+};
+
 struct OutgoingMessage {
   std::string routing_key{};  // a queue name (the default exchange)
   std::string correlation_id{};
@@ -41,9 +53,11 @@ class AmqpConnection {
   // `name` durable, dead-lettering to `dead_name` (also declared, durable).
   Status DeclareQueues(const std::string& name, const std::string& dead_name);
   Status Consume(const std::string& name, int prefetch);
-  // nullopt when nothing arrived within `timeout_ms`.
-  StatusOr<std::optional<Received>> Next(int timeout_ms);
-  Status Publish(const OutgoingMessage& message);  // persistent, application/json
+  // A delivery, a confirm, or neither when nothing arrived within `timeout_ms`. A nack (the
+  // broker lost a publish) is an error: the connection is dropped and the requests redelivered.
+  StatusOr<Event> Next(int timeout_ms);
+  // Persistent, application/json, on the confirm-mode channel: its sequence number (1, 2, ...).
+  StatusOr<uint64_t> Publish(const OutgoingMessage& message);
   Status Ack(uint64_t delivery_tag);
 
  private:
@@ -51,6 +65,7 @@ class AmqpConnection {
   Status Check(amqp_rpc_reply_t reply, std::string_view what);
 
   amqp_connection_state_t state_;
+  uint64_t num_published_ = 0;
 };
 
 }  // namespace surge::queue

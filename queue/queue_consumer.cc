@@ -60,14 +60,16 @@ void QueueConsumer::Run() {
 // One connection's life: declare, consume, and alternate between deliveries and answers.
 Status QueueConsumer::Serve(AmqpConnection& connection) {
   ++connection_;
+  acks_after_confirm_.clear();  // those deliveries come back on the next connection
   const std::string dead_name = options_.queue_name + ".dead";
   RETURN_IF_ERROR(connection.DeclareQueues(options_.queue_name, dead_name));
   RETURN_IF_ERROR(connection.Consume(options_.queue_name, options_.prefetch));
   LOG(INFO) << "queue: consuming " << options_.queue_name << " on " << options_.url.host << ":" << options_.url.port;
   while (!stopping_) {
-    StatusOr<std::optional<Received>> received = connection.Next(kPollMs);
-    if (!received.ok()) return received.status();
-    if (*received) RETURN_IF_ERROR(OnDelivery(connection, std::move(**received)));
+    StatusOr<Event> event = connection.Next(kPollMs);
+    if (!event.ok()) return event.status();
+    if (event->received) RETURN_IF_ERROR(OnDelivery(connection, std::move(*event->received)));
+    if (event->confirmed) RETURN_IF_ERROR(OnConfirmed(connection, event->confirmed->sequence, event->confirmed->multiple));
     RETURN_IF_ERROR(DeliverAnswers(connection));
   }
   return OkStatus();
@@ -77,11 +79,12 @@ Status QueueConsumer::OnDelivery(AmqpConnection& connection, Received received) 
   StatusOr<QueueRequest> request = ValidateMessage(received.message, options_.default_endpoint);
   if (!request.ok()) {
     LOG(WARNING) << "queue: dead-lettering message " << received.message.correlation_id << ": " << request.status().message();
-    RETURN_IF_ERROR(connection.Publish({.routing_key = options_.queue_name + ".dead",
-                                        .correlation_id = received.message.correlation_id,
-                                        .body = received.message.body,
-                                        .headers = {{"x-surge-error", request.status().message()}}}));
-    return connection.Ack(received.delivery_tag);
+    ASSIGN_OR_RETURN(const uint64_t sequence, connection.Publish({.routing_key = options_.queue_name + ".dead",
+                                                                  .correlation_id = received.message.correlation_id,
+                                                                  .body = received.message.body,
+                                                                  .headers = {{"x-surge-error", request.status().message()}}}));
+    acks_after_confirm_[sequence] = received.delivery_tag;
+    return OkStatus();
   }
   const Delivery delivery{received.delivery_tag, connection_};
   if (DedupEntry* seen = dedup_.Find(request->key, NowMs())) {
@@ -116,10 +119,24 @@ Status QueueConsumer::DeliverAnswers(AmqpConnection& connection) {
   return OkStatus();
 }
 
-// Publish, then ack: a crash in between means one more reply, never a lost one.
+// Publish, and ack once the broker confirms the reply: a loss in between means one more
+// reply, never a lost one.
 Status QueueConsumer::Reply(AmqpConnection& connection, const DedupEntry& entry, uint64_t delivery_tag) {
-  RETURN_IF_ERROR(connection.Publish({.routing_key = entry.reply_to, .correlation_id = entry.correlation_id, .body = entry.reply}));
-  return connection.Ack(delivery_tag);
+  ASSIGN_OR_RETURN(const uint64_t sequence, connection.Publish({.routing_key = entry.reply_to,
+                                                                .correlation_id = entry.correlation_id,
+                                                                .body = entry.reply}));
+  acks_after_confirm_[sequence] = delivery_tag;
+  return OkStatus();
+}
+
+Status QueueConsumer::OnConfirmed(AmqpConnection& connection, uint64_t sequence, bool multiple) {
+  auto it = multiple ? acks_after_confirm_.begin() : acks_after_confirm_.find(sequence);
+  while (it != acks_after_confirm_.end() && it->first <= sequence) {
+    RETURN_IF_ERROR(connection.Ack(it->second));
+    it = acks_after_confirm_.erase(it);
+    if (!multiple) break;
+  }
+  return OkStatus();
 }
 
 }  // namespace surge::queue

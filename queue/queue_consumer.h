@@ -1,7 +1,7 @@
 // QueueConsumer: `surge route --queue`. Consumes OpenAI request bodies from a durable
 // RabbitMQ queue (RPC pattern: reply_to + correlation_id), runs each at batch tier through a
-// LineDispatcher, publishes the answer to reply_to with the same correlation_id, and only
-// then acks the request (at-least-once). Redeliveries are recognised in a DedupWindow and
+// LineDispatcher, publishes the answer to reply_to with the same correlation_id, and acks
+// the request only once the broker confirmed the reply (at-least-once). Redeliveries are recognised in a DedupWindow and
 // never run twice; poison messages go to NAME.dead with the error in `x-surge-error`.
 // One thread owns the connection (librabbitmq blocks) and reconnects with a back-off
 // (100 ms doubling to 5 s) when the broker goes away.
@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,10 +54,12 @@ class QueueConsumer {
   Status OnDelivery(AmqpConnection& connection, Received received);
   Status DeliverAnswers(AmqpConnection& connection);
   Status Reply(AmqpConnection& connection, const DedupEntry& entry, uint64_t delivery_tag);
+  Status OnConfirmed(AmqpConnection& connection, uint64_t sequence, bool multiple);
 
   const QueueOptions options_;
   DedupWindow dedup_;            // consumer thread only
   uint64_t connection_ = 0;      // generation of the current connection; consumer thread only
+  std::map<uint64_t, uint64_t> acks_after_confirm_;  // publish sequence -> delivery to ack; consumer thread
   std::mutex mu_;
   std::deque<Answer> answers_;   // guarded by mu_: from the dispatcher's thread
   std::atomic<bool> stopping_{false};
