@@ -1,5 +1,7 @@
 #include "apps/batch_flags.h"
 
+#include <string_view>
+
 #include "apps/byte_size.h"
 
 namespace surge {
@@ -13,9 +15,11 @@ void RegisterBatchFlags(FlagParser& parser, BatchFlags& f) {
   parser.AddString("batch-max-file-size", &f.max_file_size, "largest file POST /v1/files takes (default 200MiB)");
 }
 
-StatusOr<std::optional<batch::BatchServiceOptions>> ToBatchOptions(const BatchFlags& f, const FlagParser& parser) {
+StatusOr<std::optional<batch::BatchServiceOptions>> ToBatchOptions(const BatchFlags& f, const FlagParser& parser,
+                                                                   bool in_flight_used_elsewhere) {
   if (f.data_dir.empty()) {
     for (const char* flag : {"batch-max-in-flight", "batch-max-file-size"}) {
+      if (in_flight_used_elsewhere && std::string_view(flag) == "batch-max-in-flight") continue;
       if (parser.seen(flag)) return InvalidArgumentError(std::string("--") + flag + " needs --data-dir");
     }
     return std::optional<batch::BatchServiceOptions>();

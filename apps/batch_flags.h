@@ -21,6 +21,9 @@ struct BatchFlags {
 void RegisterBatchFlags(FlagParser& parser, BatchFlags& flags);
 
 // nullopt without --data-dir (the other batch flags then need it); errors name the flag.
-StatusOr<std::optional<batch::BatchServiceOptions>> ToBatchOptions(const BatchFlags& flags, const FlagParser& parser);
+// `in_flight_used_elsewhere`: --batch-max-in-flight also bounds another batch source (surge
+// route --queue), so it is taken without --data-dir.
+StatusOr<std::optional<batch::BatchServiceOptions>> ToBatchOptions(const BatchFlags& flags, const FlagParser& parser,
+                                                                   bool in_flight_used_elsewhere = false);
 
 }  // namespace surge

@@ -18,6 +18,7 @@
 #include "apps/alarm_rules_file.h"
 #include "apps/batch_flags.h"
 #include "apps/commands.h"
+#include "apps/queue_flags.h"
 #include "apps/route_alarms.h"
 #include "apps/route_autoscaler.h"
 #include "apps/route_kubernetes.h"
@@ -43,7 +44,9 @@ const char kSummary[] =
     "Local engines: surge route --spawn N --model PATH [-- surge serve flags] starts N workers (per pool:\n"
     "--pool NAME:spawn=N[,model=PATH]), restarts a crashed one with back-off, stops them on SIGTERM.\n"
     "Batch API: --data-dir DIR serves /v1/files and /v1/batches; their lines come back through this router\n"
-    "at batch tier (X-Priority: batch) and resume after a restart.\n";
+    "at batch tier (X-Priority: batch) and resume after a restart.\n"
+    "Queue: --queue amqp://... consumes OpenAI requests from RabbitMQ (reply_to + correlation_id), runs them\n"
+    "at batch tier and publishes each answer to reply_to, acking after; poison goes to NAME.dead.\n";
 
 // A flag that maps onto one key of the config tree; applied through RouteConfigFromJson so
 // that a flag and its config key are checked by the same code.
@@ -150,6 +153,7 @@ struct RouteFlags {
   std::string autoscale_file;  // --autoscale POLICY_FILE
   std::string alarm_rules_file;  // --alarm-rules FILE
   BatchFlags batch;              // --data-dir and the Batch API's other flags
+  QueueFlags queue;              // --queue and the consumer's other flags
   std::vector<std::string> mapped_strings = std::vector<std::string>(std::size(kMapped));
   std::vector<int64_t> mapped_ints = std::vector<int64_t>(std::size(kMapped));
   std::vector<double> mapped_doubles = std::vector<double>(std::size(kMapped));
@@ -202,6 +206,7 @@ void Register(FlagParser& parser, RouteFlags& f, std::string* unused_string) {
                    "scale_up (needs --autoscale), restart_instance (spawned workers); GET /alarms "
                    "(e.g. deploy/alarms/seed_rules.yaml)");
   RegisterBatchFlags(parser, f.batch);
+  RegisterQueueFlags(parser, f.queue);
   parser.AddInt("spawn", &f.spawn, "start N local surge serve workers in the default pool (needs --model)");
   for (size_t i = 0; i < std::size(kMapped); ++i) {
     const MappedFlag& m = kMapped[i];
@@ -335,7 +340,8 @@ StatusOr<std::unique_ptr<batch::BatchService>> MountBatchApi(router::Gateway& ga
 }
 
 int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> autoscale_config,
-          std::optional<obs::AlarmConfig> alarm_config, std::optional<batch::BatchServiceOptions> batch_options) {
+          std::optional<obs::AlarmConfig> alarm_config, std::optional<batch::BatchServiceOptions> batch_options,
+          std::optional<queue::QueueOptions> queue_options) {
   // Blocked in every thread (they inherit the mask), so that only sigwait below sees them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -402,6 +408,11 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   const router::RouteConfig& c = (*gateway)->config();
   // After the workers are up: the lines go through this router, at batch tier.
   if (*batch_api) (*batch_api)->StartRunner(batch::LoopbackBaseUrl(c.host, (*gateway)->port()));
+  std::unique_ptr<queue::QueueConsumer> consumer;  // like the runner: through this router, at batch tier
+  if (queue_options) {
+    queue_options->base_url = batch::LoopbackBaseUrl(c.host, (*gateway)->port());
+    consumer = std::make_unique<queue::QueueConsumer>(*std::move(queue_options));
+  }
   std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),
               (*gateway)->backends().Snapshot().size(), c.pools.size());
   std::fflush(stdout);
@@ -409,6 +420,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "surge route: %s, draining (up to %lld ms)\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(c.drain_timeout_ms));
+  if (consumer) consumer->Stop();  // unacked messages go back to the queue
   if (*batch_api) (*batch_api)->Stop();  // lines in flight stay pending for the next start
   if (alarms) alarms->Stop();  // no actions from here on
   if (autoscaler) autoscaler->Stop();  // no resizing while the workers drain
@@ -457,12 +469,24 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     }
     alarm_config = std::move(loaded).value();
   }
-  StatusOr<std::optional<batch::BatchServiceOptions>> batch_options = ToBatchOptions(flags.batch, parser);
+  StatusOr<std::optional<queue::QueueOptions>> queue_options = ToQueueOptions(flags.queue, flags.batch.max_in_flight, parser);
+  if (!queue_options.ok()) {
+    std::fprintf(stderr, "surge route: %s\n", queue_options.status().message().c_str());
+    return 2;
+  }
+  // --batch-max-in-flight also bounds the queue consumer: it needs --data-dir or --queue.
+  if (parser.seen("batch-max-in-flight") && flags.batch.data_dir.empty() && !queue_options->has_value()) {
+    std::fprintf(stderr, "surge route: --batch-max-in-flight needs --data-dir or --queue\n");
+    return 2;
+  }
+  StatusOr<std::optional<batch::BatchServiceOptions>> batch_options =
+      ToBatchOptions(flags.batch, parser, /*in_flight_used_elsewhere=*/queue_options->has_value());
   if (!batch_options.ok()) {
     std::fprintf(stderr, "surge route: %s\n", batch_options.status().message().c_str());
     return 2;
   }
-  return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config), *std::move(batch_options));
+  return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config), *std::move(batch_options),
+               *std::move(queue_options));
 }
 
 }  // namespace surge

@@ -23,6 +23,7 @@ ALLOWED = {
     "router": {"api", "obs", "net", "tokenizer"},
     "server": {"engine", "api", "net", "obs", "tokenizer"},
     "batch": {"api", "net", "obs"},
+    "queue": {"batch", "net", "api", "obs"},
     # The OTLP/HTTP sender: obs/'s exporter over net/'s client, a library of its own so
     # that obs/ itself stays on base/ alone.
     "obs/otlp_http": {"obs", "net"},

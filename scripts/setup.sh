@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
   libsqlite3-dev  # the Batch API's durable store (batch/)
   libhnswlib-dev  # the semantic cache's HNSW index (header-only)
+  librabbitmq-dev rabbitmq-server  # surge route --queue (queue/); tests start their own broker
 )
 
 SUDO=""
@@ -30,7 +31,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
-  # RUNLEVEL=1: packages that ship a daemon (prometheus) install without starting it.
+  # RUNLEVEL=1: packages that ship a daemon (prometheus, redis-server, rabbitmq-server) install
+  # without starting it.
   $SUDO env RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

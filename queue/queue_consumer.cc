@@ -1,0 +1,142 @@
+#include "queue/queue_consumer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "base/logging.h"
+#include "queue/amqp_connection.h"
+#include "queue/queue_message.h"
+
+namespace surge::queue {
+namespace {
+
+constexpr int64_t kFirstBackoffMs = 100;
+constexpr int64_t kMaxBackoffMs = 5'000;
+constexpr int kPollMs = 10;  // how long the consumer waits for a delivery before handing answers back
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+QueueConsumer::QueueConsumer(QueueOptions options)
+    : options_(std::move(options)), dedup_(options_.dedup_ttl_ms, options_.dedup_max_entries) {
+  dispatcher_ = std::make_unique<batch::LineDispatcher>(
+      batch::DispatchOptions{.base_url = options_.base_url, .max_in_flight = options_.max_in_flight},
+      [this](const batch::DispatchedLine& line, const batch::LineAnswer& answer) {
+        std::string reply = ReplyBody(answer.transport.ok() ? answer.status_code : 0, answer.body, answer.transport.message());
+        std::lock_guard<std::mutex> lock(mu_);
+        answers_.push_back({line.owner, std::move(reply)});
+      });
+  thread_ = std::thread([this] { Run(); });
+}
+
+QueueConsumer::~QueueConsumer() { Stop(); }
+
+void QueueConsumer::Stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (dispatcher_) dispatcher_->Stop();
+}
+
+void QueueConsumer::Run() {
+  int64_t backoff_ms = kFirstBackoffMs;
+  while (!stopping_) {
+    StatusOr<std::unique_ptr<AmqpConnection>> connection = AmqpConnection::Open(options_.url);
+    Status status = connection.ok() ? Serve(**connection) : connection.status();
+    if (stopping_) break;
+    if (connection.ok() && status.code() != StatusCode::kInvalidArgument) backoff_ms = kFirstBackoffMs;
+    LOG(WARNING) << "queue: " << status.message() << "; reconnecting in " << backoff_ms << " ms";
+    connection = Status(InternalError("closed"));  // drop the connection before waiting
+    for (int64_t waited = 0; waited < backoff_ms && !stopping_; waited += 50) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    backoff_ms = std::min(kMaxBackoffMs, backoff_ms * 2);
+  }
+}
+
+// One connection's life: declare, consume, and alternate between deliveries and answers.
+Status QueueConsumer::Serve(AmqpConnection& connection) {
+  ++connection_;
+  acks_after_confirm_.clear();  // those deliveries come back on the next connection
+  const std::string dead_name = options_.queue_name + ".dead";
+  RETURN_IF_ERROR(connection.DeclareQueues(options_.queue_name, dead_name));
+  RETURN_IF_ERROR(connection.Consume(options_.queue_name, options_.prefetch));
+  LOG(INFO) << "queue: consuming " << options_.queue_name << " on " << options_.url.host << ":" << options_.url.port;
+  while (!stopping_) {
+    StatusOr<Event> event = connection.Next(kPollMs);
+    if (!event.ok()) return event.status();
+    if (event->received) RETURN_IF_ERROR(OnDelivery(connection, std::move(*event->received)));
+    if (event->confirmed) RETURN_IF_ERROR(OnConfirmed(connection, event->confirmed->sequence, event->confirmed->multiple));
+    RETURN_IF_ERROR(DeliverAnswers(connection));
+  }
+  return OkStatus();
+}
+
+Status QueueConsumer::OnDelivery(AmqpConnection& connection, Received received) {
+  StatusOr<QueueRequest> request = ValidateMessage(received.message, options_.default_endpoint);
+  if (!request.ok()) {
+    LOG(WARNING) << "queue: dead-lettering message " << received.message.correlation_id << ": " << request.status().message();
+    ASSIGN_OR_RETURN(const uint64_t sequence, connection.Publish({.routing_key = options_.queue_name + ".dead",
+                                                                  .correlation_id = received.message.correlation_id,
+                                                                  .body = received.message.body,
+                                                                  .headers = {{"x-surge-error", request.status().message()}}}));
+    acks_after_confirm_[sequence] = received.delivery_tag;
+    return OkStatus();
+  }
+  const Delivery delivery{received.delivery_tag, connection_};
+  if (DedupEntry* seen = dedup_.Find(request->key, NowMs())) {
+    if (seen->done) return Reply(connection, *seen, delivery.tag);  // answered before the ack was lost
+    if (seen->waiting && seen->waiting->connection == connection_) return connection.Ack(delivery.tag);  // a duplicate
+    seen->waiting = delivery;  // a redelivery of a request still running: ack it when done
+    return OkStatus();
+  }
+  dedup_.StartRunning(request->key, {.reply_to = received.message.reply_to,
+                                     .correlation_id = received.message.correlation_id,
+                                     .waiting = delivery});
+  dispatcher_->Enqueue({{request->key, batch::BatchLine{0, request->key, request->url, std::move(request->body)}}});
+  return OkStatus();
+}
+
+Status QueueConsumer::DeliverAnswers(AmqpConnection& connection) {
+  std::deque<Answer> answers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    answers.swap(answers_);
+  }
+  const int64_t now_ms = NowMs();
+  for (Answer& answer : answers) {
+    DedupEntry* entry = dedup_.MarkDone(answer.key, std::move(answer.reply), now_ms);
+    // A delivery of an older connection cannot be acked: the broker redelivers it, and the
+    // reply kept here answers it then.
+    if (entry == nullptr || !entry->waiting || entry->waiting->connection != connection_) continue;
+    const uint64_t tag = entry->waiting->tag;
+    entry->waiting.reset();
+    RETURN_IF_ERROR(Reply(connection, *entry, tag));
+  }
+  return OkStatus();
+}
+
+// Publish, and ack once the broker confirms the reply: a loss in between means one more
+// reply, never a lost one.
+Status QueueConsumer::Reply(AmqpConnection& connection, const DedupEntry& entry, uint64_t delivery_tag) {
+  ASSIGN_OR_RETURN(const uint64_t sequence, connection.Publish({.routing_key = entry.reply_to,
+                                                                .correlation_id = entry.correlation_id,
+                                                                .body = entry.reply}));
+  acks_after_confirm_[sequence] = delivery_tag;
+  return OkStatus();
+}
+
+Status QueueConsumer::OnConfirmed(AmqpConnection& connection, uint64_t sequence, bool multiple) {
+  auto it = multiple ? acks_after_confirm_.begin() : acks_after_confirm_.find(sequence);
+  while (it != acks_after_confirm_.end() && it->first <= sequence) {
+    RETURN_IF_ERROR(connection.Ack(it->second));
+    it = acks_after_confirm_.erase(it);
+    if (!multiple) break;
+  }
+  return OkStatus();
+}
+
+}  // namespace surge::queue

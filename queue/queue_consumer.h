@@ -1,0 +1,70 @@
+// QueueConsumer: `surge route --queue`. Consumes OpenAI request bodies from a durable
+// RabbitMQ queue (RPC pattern: reply_to + correlation_id), runs each at batch tier through a
+// LineDispatcher, publishes the answer to reply_to with the same correlation_id, and acks
+// the request only once the broker confirmed the reply (at-least-once). Redeliveries are recognised in a DedupWindow and
+// never run twice; poison messages go to NAME.dead with the error in `x-surge-error`.
+// One thread owns the connection (librabbitmq blocks) and reconnects with a back-off
+// (100 ms doubling to 5 s) when the broker goes away.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "batch/line_dispatcher.h"
+#include "queue/amqp_url.h"
+#include "queue/dedup_window.h"
+
+namespace surge::queue {
+
+class AmqpConnection;
+struct Received;
+
+struct QueueOptions {
+  AmqpUrl url;
+  std::string queue_name = "surge.requests";
+  std::string default_endpoint = "/v1/chat/completions";
+  int prefetch = 64;          // unacked deliveries at once: at most the dispatcher's max in flight
+  int max_in_flight = 64;     // the dispatcher's window bound
+  std::string base_url;       // where requests go (the router itself)
+  int64_t dedup_ttl_ms = 600'000;
+  size_t dedup_max_entries = 100'000;
+};
+
+class QueueConsumer {
+ public:
+  explicit QueueConsumer(QueueOptions options);
+  ~QueueConsumer();  // Stop()
+  QueueConsumer(const QueueConsumer&) = delete;
+  QueueConsumer& operator=(const QueueConsumer&) = delete;
+  void Stop();  // unacked requests go back to the queue with the connection
+
+ private:
+  struct Answer {
+    std::string key;
+    std::string reply;
+  };
+  void Run();
+  Status Serve(AmqpConnection& connection);
+  Status OnDelivery(AmqpConnection& connection, Received received);
+  Status DeliverAnswers(AmqpConnection& connection);
+  Status Reply(AmqpConnection& connection, const DedupEntry& entry, uint64_t delivery_tag);
+  Status OnConfirmed(AmqpConnection& connection, uint64_t sequence, bool multiple);
+
+  const QueueOptions options_;
+  DedupWindow dedup_;            // consumer thread only
+  uint64_t connection_ = 0;      // generation of the current connection; consumer thread only
+  std::map<uint64_t, uint64_t> acks_after_confirm_;  // publish sequence -> delivery to ack; consumer thread
+  std::mutex mu_;
+  std::deque<Answer> answers_;   // guarded by mu_: from the dispatcher's thread
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<batch::LineDispatcher> dispatcher_;
+  std::thread thread_;
+};
+
+}  // namespace surge::queue
