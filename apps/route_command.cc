@@ -10,6 +10,7 @@
 #include <chrono>
 #include <deque>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -483,6 +484,16 @@ int RunRoute(const std::vector<std::string>& raw_args) {
       ToBatchOptions(flags.batch, parser, /*in_flight_used_elsewhere=*/queue_options->has_value());
   if (!batch_options.ok()) {
     std::fprintf(stderr, "surge route: %s\n", batch_options.status().message().c_str());
+    return 2;
+  }
+  // The batch runner and the queue consumer send their requests back through this router
+  // without a key: with keys on they would all be 401s, so the combination is refused.
+  const char* env_keys = std::getenv("SURGE_ROUTE_API_KEYS");
+  const bool keys_on = !config.api_keys_file.empty() || (env_keys != nullptr && *env_keys != '\0');
+  if (keys_on && (batch_options->has_value() || queue_options->has_value())) {
+    std::fprintf(stderr, "surge route: %s cannot be used with API keys (--api-keys, $SURGE_ROUTE_API_KEYS) yet: "
+                 "its requests to this router would carry no key\n",
+                 batch_options->has_value() ? "--data-dir (the Batch API)" : "--queue");
     return 2;
   }
   return Route(std::move(config), std::move(autoscale_config), std::move(alarm_config), *std::move(batch_options),

@@ -5,7 +5,8 @@
 // errors come as OpenAI shapes them. Run: node --test tests/node/batch_api_test.mjs
 // (SURGE=path/to/surge).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -174,4 +175,13 @@ test('without --data-dir the Batch API answers 404 saying how to turn it on', as
   await assert.rejects(direct.batches.list(), (e) => e.status === 404 && /--data-dir/.test(e.message));
   await assert.rejects(direct.files.create({ file: await toFile(Buffer.from('x\n'), 'a.jsonl'), purpose: 'batch' }),
                        (e) => e.status === 404 && /--data-dir/.test(e.message));
+});
+
+test('--data-dir with API keys is refused at start, naming both', async () => {
+  const keys = join(dataDir(), 'keys.json');
+  writeFileSync(keys, '[]');
+  const run = spawnSync(SURGE, ['route', '--backend', 'http://127.0.0.1:1', '--api-keys', keys, '--data-dir', dataDir(),
+                                '--port', '0'], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(run.stderr, /--data-dir \(the Batch API\) cannot be used with API keys/);
 });
