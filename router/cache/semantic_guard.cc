@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
 #include <utility>
 
 namespace surge::router {
@@ -21,6 +22,14 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 31> kNumberW
     {"twenty", "20"},  {"thirty", "30"},    {"forty", "40"},    {"fifty", "50"},     {"sixty", "60"},
     {"seventy", "70"}, {"eighty", "80"},    {"ninety", "90"},   {"hundred", "100"},  {"thousand", "1000"},
     {"million", "1000000"}}};
+
+// Words that carry the form of a question, not its subject: they may differ freely.
+constexpr std::array<std::string_view, 58> kFunctionWords = {
+    "a",     "an",   "the",  "and",   "or",   "to",    "of",    "in",   "on",   "at",   "by",   "for",
+    "with",  "from", "into", "is",    "are",  "was",   "be",    "do",   "does", "did",  "can",  "could",
+    "will",  "would", "should", "may", "i",   "me",    "my",    "you",  "your", "we",   "our",  "it",
+    "its",   "this", "that", "there", "what", "whats", "which", "who",  "how",  "when", "where", "why",
+    "way",   "tell", "please", "have", "am",   "s",     "any",   "some", "about", "get"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
@@ -67,12 +76,32 @@ bool IsEntity(std::string_view word, bool sentence_start) {
 
 void AddWord(std::string_view word, bool sentence_start, GuardFeatures* features) {
   const std::string lower = Lower(word);
-  if (lower.size() > 3 && lower.compare(lower.size() - 3, 3, "n't") == 0) features->negated = true;
-  if (std::find(kNegationWords.begin(), kNegationWords.end(), lower) != kNegationWords.end()) features->negated = true;
+  const bool negation = (lower.size() > 3 && lower.compare(lower.size() - 3, 3, "n't") == 0) ||
+                        std::find(kNegationWords.begin(), kNegationWords.end(), lower) != kNegationWords.end();
+  features->negated = features->negated || negation;
   for (const auto& [spelled, digits] : kNumberWords) {
     if (lower == spelled) features->numbers.emplace_back(digits);
   }
   if (IsEntity(word, sentence_start)) features->entities.push_back(lower);
+  std::string bare;
+  for (char c : lower) {
+    if (c != '\'') bare += c;
+  }
+  // A plural is the same word to the swap rule ("weekends" / "the weekend").
+  if (bare.size() > 3 && bare.back() == 's' && bare[bare.size() - 2] != 's') bare.pop_back();
+  // Negation has its own rule; function words may differ freely.
+  if (!negation && std::find(kFunctionWords.begin(), kFunctionWords.end(), bare) == kFunctionWords.end()) {
+    features->content_words.push_back(bare);
+  }
+}
+
+// Equal in size and differing in exactly one word each way.
+bool OneWordSwapped(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  std::vector<std::string> only_a, only_b;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_a));
+  std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_b));
+  return only_a.size() == 1 && only_b.size() == 1;
 }
 
 }  // namespace
@@ -125,12 +154,13 @@ GuardFeatures ExtractGuardFeatures(std::string_view raw) {
   std::sort(features.numbers.begin(), features.numbers.end());
   std::sort(features.entities.begin(), features.entities.end());
   features.entities.erase(std::unique(features.entities.begin(), features.entities.end()), features.entities.end());
+  std::sort(features.content_words.begin(), features.content_words.end());
   return features;
 }
 
 bool GuardAgrees(const GuardFeatures& query, const GuardFeatures& candidate) {
   return query.numbers == candidate.numbers && query.negated == candidate.negated &&
-         query.entities == candidate.entities;
+         query.entities == candidate.entities && !OneWordSwapped(query.content_words, candidate.content_words);
 }
 
 bool GuardAgrees(std::string_view query, std::string_view candidate) {

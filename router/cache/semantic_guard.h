@@ -23,11 +23,15 @@ struct GuardFeatures {
   std::vector<std::string> numbers;   // sorted multiset: "1000" for "1,000", "2" for "two", "3.5"
   bool negated = false;               // a negation word: not, no, never, without, n't, ...
   std::vector<std::string> entities;  // sorted, deduplicated, lowercased (the entity rule)
+  // Lowercased words outside a short function-word list, sorted (a multiset): the swap rule.
+  std::vector<std::string> content_words;
 };
 GuardFeatures ExtractGuardFeatures(std::string_view text);
 
 // True when both texts have equal number multisets, the same negation presence and equal
-// entity sets. Errs towards disagreeing: a lowercased name is not an entity, so
+// entity sets, and they are not one content word apart: the same content words but one
+// swapped for another ("cancel" / "renew my subscription", "apple" / "banana") changes what is
+// asked while the embedding barely moves (the near misses of docs/BENCH.md's set). Errs towards disagreeing: a lowercased name is not an entity, so
 // "capital of france" vs "capital of France" disagree (a miss, never a wrong answer).
 bool GuardAgrees(std::string_view query, std::string_view candidate);
 bool GuardAgrees(const GuardFeatures& query, const GuardFeatures& candidate);
