@@ -27,6 +27,7 @@
 #include "autoscale/autoscaler.h"
 #include "base/flags.h"
 #include "router/backend_set.h"
+#include "router/auth/api_keys.h"
 #include "router/gateway.h"
 #include "router/policy.h"
 #include "router/route_config.h"
@@ -487,10 +488,10 @@ int RunRoute(const std::vector<std::string>& raw_args) {
     return 2;
   }
   // The batch runner and the queue consumer send their requests back through this router
-  // without a key: with keys on they would all be 401s, so the combination is refused.
-  const char* env_keys = std::getenv("SURGE_ROUTE_API_KEYS");
-  const bool keys_on = !config.api_keys_file.empty() || (env_keys != nullptr && *env_keys != '\0');
-  if (keys_on && (batch_options->has_value() || queue_options->has_value())) {
+  // without a key: with keys on they would all be 401s, so the combination is refused. (A
+  // keys file that does not load is the gateway's error to report.)
+  StatusOr<router::ApiKeyStore> keys = router::ApiKeyStore::Load(config.api_keys_file, std::getenv(router::kApiKeysEnv));
+  if (keys.ok() && !keys->open() && (batch_options->has_value() || queue_options->has_value())) {
     std::fprintf(stderr, "surge route: %s cannot be used with API keys (--api-keys, $SURGE_ROUTE_API_KEYS) yet: "
                  "its requests to this router would carry no key\n",
                  batch_options->has_value() ? "--data-dir (the Batch API)" : "--queue");

@@ -73,6 +73,7 @@ class RunTest(unittest.TestCase):
             self.assertAlmostEqual(r["itl_ms"]["mean"], 40, delta=2)
             self.assertEqual(r["total_output_tokens"], 64)
             self.assertAlmostEqual(r["goodput"], r["request_throughput"], delta=1e-9)
+            self.assertIsNone(r["server_busy_fraction"])  # a server without surge's busy counter
         rows = list(csv.DictReader(read_text(out_csv).splitlines()))
         self.assertEqual([row["point"] for row in rows], ["c=1", "c=4"])
         self.assertTrue(float(rows[1]["ttft_p95_ms"]) > 0)

@@ -65,6 +65,10 @@ class ServeBenchTest(unittest.TestCase):
             self.assertEqual(r["usage_reported"], 32)
             self.assertEqual(r["total_output_tokens"], 32 * 16)  # ignore_eos: exactly max_tokens
             self.assertGreater(r["goodput"], 0)
+            # The engine's busy fraction, read from its /metrics around the round.
+            self.assertIsInstance(r["server_busy_fraction"], float, r["point"])
+            self.assertGreater(r["server_busy_fraction"], 0)
+            self.assertLessEqual(r["server_busy_fraction"], 1)
             # Calibrated prompts: about 48 tokens each (BOS included).
             self.assertAlmostEqual(r["total_input_tokens"] / 32, 48, delta=48 * 0.15)
 

@@ -1,7 +1,5 @@
 #include "bench/server_probe.h"
 
-#include <cstdlib>
-
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -9,6 +7,7 @@
 #include "bench/rng.h"
 #include "bench/word_list.h"
 #include "net/url.h"
+#include "obs/alarms/exposition.h"
 
 namespace surge::bench {
 namespace {
@@ -108,7 +107,6 @@ Calibration CalibrateTokensPerWord(net::HttpClient& client, const std::string& b
 
 std::optional<double> ReadServerBusySeconds(net::HttpClient& client, const std::string& base_url,
                                             const net::HttpHeaders& headers) {
-  static constexpr std::string_view kFamily = "surge_engine_busy_seconds_total";
   net::ClientRequest request;
   request.method = "GET";
   request.url = base_url + "/metrics";
@@ -116,20 +114,11 @@ std::optional<double> ReadServerBusySeconds(net::HttpClient& client, const std::
   request.timeout_ms = request.read_timeout_ms = kProbeTimeoutMs;
   StatusOr<net::HttpResponse> response = client.Fetch(std::move(request));
   if (!response.ok() || response->status != 200) return std::nullopt;
+  StatusOr<obs::Exposition> exposition = obs::ParseExposition(response->body);
+  if (!exposition.ok()) return std::nullopt;
   std::optional<double> total;
-  std::string_view text = response->body;
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
-    if (!line.starts_with(kFamily) || line.size() == kFamily.size()) continue;
-    if (line[kFamily.size()] != ' ' && line[kFamily.size()] != '{') continue;  // another family's prefix
-    const size_t space = line.rfind(' ');
-    char* end = nullptr;
-    const std::string value(line.substr(space + 1));
-    const double seconds = std::strtod(value.c_str(), &end);
-    if (end == value.c_str()) continue;
-    total = total.value_or(0) + seconds;
+  for (const obs::Sample& sample : exposition->samples) {
+    if (sample.name == "surge_engine_busy_seconds_total") total = total.value_or(0) + sample.value;
   }
   return total;
 }

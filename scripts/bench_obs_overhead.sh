@@ -40,20 +40,17 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port), Sink).serve_forever()
 PY
 pids+=($!)
 
-# The router's copy of the seed rules: the same expressions, log actions (no autoscaler here).
-/usr/bin/python3 - deploy/alarms/seed_rules.yaml "$work/route_rules.json" <<'PY'
+# The seed rules evaluated every second: the engine's as shipped, the router's with log actions
+# (no autoscaler or spawned workers here to scale or restart).
+/usr/bin/python3 - "$work" <<'PY'
 import json, sys, yaml
-rules = yaml.safe_load(open(sys.argv[1]))
-rules["interval"] = "1s"
-for rule in rules["rules"]:
-    rule["action"] = {"type": "log"}
-json.dump(rules, open(sys.argv[2], "w"))
-PY
-/usr/bin/python3 - deploy/alarms/engine_rules.yaml "$work/engine_rules.json" <<'PY'
-import json, sys, yaml
-rules = yaml.safe_load(open(sys.argv[1]))
-rules["interval"] = "1s"
-json.dump(rules, open(sys.argv[2], "w"))
+for name, log_only in (("engine_rules", False), ("seed_rules", True)):
+    rules = yaml.safe_load(open(f"deploy/alarms/{name}.yaml"))
+    rules["interval"] = "1s"
+    for rule in rules["rules"]:
+        if log_only:
+            rule["action"] = {"type": "log"}
+    json.dump(rules, open(f"{sys.argv[1]}/{'route' if log_only else 'engine'}_rules.json", "w"))
 PY
 
 trace=${TRACE:-both} alarms=${ALARMS:-1} model=${MODEL:-models/stories260K}

@@ -179,7 +179,7 @@ test('without --data-dir the Batch API answers 404 saying how to turn it on', as
 
 test('--data-dir with API keys is refused at start, naming both', async () => {
   const keys = join(dataDir(), 'keys.json');
-  writeFileSync(keys, '[]');
+  writeFileSync(keys, JSON.stringify([{ key: 'sk-batch', tenant: 'acme' }]));
   const run = spawnSync(SURGE, ['route', '--backend', 'http://127.0.0.1:1', '--api-keys', keys, '--data-dir', dataDir(),
                                 '--port', '0'], { encoding: 'utf8', timeout: 10_000 });
   assert.equal(run.status, 2, run.stderr);
