@@ -17,6 +17,7 @@
 #include "apps/byte_size.h"
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
+#include "apps/speculative_flags.h"
 #include "apps/weight_flags.h"
 #include "base/flags.h"
 #include "net/url.h"
@@ -66,6 +67,7 @@ struct ServeFlags {
   std::string otlp_service_name = "surge";
   std::string alarm_rules;
   BatchFlags batch;
+  SpeculativeFlags speculative;
   bool help = false;
 };
 
@@ -133,6 +135,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "alarm rules file (YAML or JSON; obs/README.md): evaluated on this server's own metrics, "
                    "actions log and webhook, state at GET /alarms (e.g. deploy/alarms/engine_rules.yaml)");
   RegisterBatchFlags(parser, f.batch);
+  RegisterSpeculativeFlags(parser, f.speculative);
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -353,6 +356,12 @@ int RunServe(const std::vector<std::string>& raw_args) {
     return 2;
   }
   config.batch = *std::move(batch_options);
+  StatusOr<SpeculativeConfig> speculative = ToSpeculativeConfig(flags.speculative, parser);
+  if (!speculative.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", speculative.status().message().c_str());
+    return 2;
+  }
+  config.speculative = *speculative;
   if (Status status = ToConfig(flags, &config); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;

@@ -72,6 +72,8 @@ Status ServeRuntime::Load() {
   server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
   LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
+  ASSIGN_OR_RETURN(speculation_, StartSpeculation(config_.speculative, config_.model_dir, config_.load, *model_,
+                                                  pool_.get(), &config_.engine));
   ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
   ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));
   OpenAiServer* http = server_.get();

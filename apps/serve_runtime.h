@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "apps/speculative_flags.h"
 #include "batch/batch_service.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
@@ -33,6 +34,7 @@ struct ServeConfig {
   // --data-dir: the Batch API on this server, its lines sent back to this server at batch
   // tier; nullopt: its routes answer 404 saying how to turn it on.
   std::optional<batch::BatchServiceOptions> batch;
+  SpeculativeConfig speculative;  // --speculative and its flags
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -61,6 +63,7 @@ class ServeRuntime {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  Speculation speculation_;  // before engine_: the engine runs its proposer
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OpenAiServer> server_;
   std::unique_ptr<batch::BatchService> batch_;  // --data-dir only

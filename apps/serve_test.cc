@@ -357,5 +357,36 @@ TEST_F(ServeTest, BodyOverTheLimitIs413) {
   EXPECT_EQ(testing_util::Get(*small, "/health").status, 200);
 }
 
+
+// --speculative ngram and draft (the bundled model's own weights in int8): the same greedy
+// text as without, and vLLM-named spec_decode counters on /metrics.
+TEST_F(ServeTest, SpeculativeDecodingKeepsGreedyOutputAndCountsDrafts) {
+  const std::string body = R"({"prompt": "Once upon a time", "max_tokens": 48, "temperature": 0})";
+  net::HttpResponse plain = Post("/v1/completions", body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  for (SpeculativeMethod method : {SpeculativeMethod::kNgram, SpeculativeMethod::kDraft}) {
+    ServeConfig config = testing_util::StoriesConfig();
+    config.speculative.method = method;
+    config.speculative.draft_quantize = Quantization::kInt8;
+    auto runtime = testing_util::StartStories(config);
+    ASSERT_NE(runtime, nullptr);
+    net::HttpResponse speculated = testing_util::Post(*runtime, "/v1/completions", body);
+    ASSERT_EQ(speculated.status, 200) << speculated.body;
+    EXPECT_EQ(JsonBody(speculated)["choices"][0]["text"], JsonBody(plain)["choices"][0]["text"]);
+    const std::string metrics = testing_util::Get(*runtime, "/metrics").body;
+    const std::string label = "{method=\"" + std::string(SpeculativeMethodName(method)) + "\"}";
+    const double drafts = testing_util::MetricValue(metrics, "surge_spec_decode_num_drafts_total" + label);
+    const double proposed = testing_util::MetricValue(metrics, "surge_spec_decode_num_draft_tokens_total" + label);
+    const double accepted = testing_util::MetricValue(metrics, "surge_spec_decode_num_accepted_tokens_total" + label);
+    EXPECT_GT(drafts, 0) << metrics;
+    EXPECT_GT(accepted, 0) << metrics;
+    EXPECT_LE(accepted, proposed);
+    EXPECT_NEAR(testing_util::MetricValue(metrics, "surge_spec_decode_acceptance_rate" + label), accepted / proposed, 1e-9);
+    EXPECT_GE(testing_util::MetricValue(metrics, "surge_spec_decode_num_accepted_tokens_per_pos_total{method=\"" +
+                                                     std::string(SpeculativeMethodName(method)) + "\",position=\"0\"}"),
+              0);
+  }
+}
+
 }  // namespace
 }  // namespace surge

@@ -24,6 +24,15 @@ Status ValidateOptions(const EngineOptions& options) {
   if (options.max_waiting <= 0) return InvalidArgumentError("max_waiting must be > 0");
   if (!(options.prefix_cache_ttl_s >= 0)) return InvalidArgumentError("prefix_cache_ttl_s must be >= 0");
   if (!(options.priority_aging_s > 0)) return InvalidArgumentError("priority_aging_s must be > 0");
+  if (options.proposer != nullptr) {
+    if (options.num_speculative_tokens < 1 || options.num_speculative_tokens > kMaxSpeculativeTokens) {
+      return InvalidArgumentError("num_speculative_tokens must be in [1, " +
+                                  std::to_string(kMaxSpeculativeTokens) + "]");
+    }
+    if (options.speculative_max_decodes < 1) {
+      return InvalidArgumentError("speculative_max_decodes must be >= 1");
+    }
+  }
   return OkStatus();
 }
 
@@ -84,6 +93,7 @@ Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& op
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
       sample_logits_(vocab_size_),
       masked_logits_(vocab_size_),
+      spec_accepted_per_pos_(options.proposer ? options.num_speculative_tokens : 0),
       queue_(options.max_waiting) {
   queue_.PublishStats(CurrentStats(/*ready=*/false));
 }
@@ -276,14 +286,20 @@ void Engine::ExpireDeadlines() {
 }
 
 void Engine::Step() {
+  Propose();
   const SchedulerOutput& plan = scheduler_.Schedule();
-  if (plan.chunks.empty()) return;  // only right after a preemption, which frees blocks
+  results_.assign(plan.chunks.size(), ChunkResult{});
+  if (plan.chunks.empty()) {  // only right after a preemption, which frees blocks
+    scheduler_.Update(plan, results_);
+    return;
+  }
   MarkScheduled(plan);
   step_sequences_.Observe(static_cast<int64_t>(plan.chunks.size()));
   step_tokens_.Observe(plan.num_batched_tokens);
   const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
   Postprocess(plan, logits);
+  scheduler_.Update(plan, results_);
   busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   ++num_steps_;
   if (options_.check_invariants) {
@@ -292,17 +308,46 @@ void Engine::Step() {
   }
 }
 
+// Asks the proposer for every decoding sequence's guesses, each up to its own k and never
+// past its max_tokens (the token after the last draft is the target's own). A step with
+// more decodes than speculative_max_decodes proposes nothing.
+void Engine::Propose() {
+  if (options_.proposer == nullptr) return;
+  std::span<Sequence* const> running = scheduler_.running();
+  const auto num_decodes = std::count_if(running.begin(), running.end(),
+                                         [](const Sequence* seq) { return seq->num_pending_tokens() == 1; });
+  const bool speculate = num_decodes <= options_.speculative_max_decodes;
+  proposals_.clear();
+  for (Sequence* seq : running) {
+    int32_t max_tokens = 0;
+    if (speculate && seq->num_pending_tokens() == 1 && seq->output == SequenceOutput::kTokens) {
+      if (seq->num_speculative_tokens == 0) seq->num_speculative_tokens = options_.num_speculative_tokens;
+      const int32_t num_left = seq->request->request().stop.max_tokens - seq->num_output_tokens();
+      max_tokens = std::clamp(num_left - 1, 0, seq->num_speculative_tokens);
+    }
+    proposals_.push_back({seq, max_tokens});
+  }
+  options_.proposer->Propose(proposals_);
+  for (const ProposalRequest& proposal : proposals_) {
+    CHECK_LE(static_cast<int32_t>(proposal.seq->draft_token_ids.size()), proposal.max_tokens)
+        << SpeculativeMethodName(options_.proposer->method()) << " proposed past its limit";
+  }
+}
+
 void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> logits) {
   size_t row = 0;
   std::span<const float> hidden = runner_.hidden();
   const size_t hidden_size = static_cast<size_t>(model_.config().hidden_size);
-  for (const ScheduledChunk& chunk : plan.chunks) {
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    ChunkResult& result = results_[i];
     Sequence& seq = *chunk.seq;
-    const bool decode = chunk.num_tokens == 1 && chunk.start_position >= seq.num_prompt_tokens;
-    num_prompt_tokens_computed_ += chunk.num_tokens - (decode ? 1 : 0);
+    const int32_t num_known = chunk.num_tokens - chunk.num_draft_tokens;
+    const bool decode = num_known == 1 && chunk.start_position >= seq.num_prompt_tokens;
+    num_prompt_tokens_computed_ += num_known - (decode ? 1 : 0);
     if (seq.output == SequenceOutput::kLastHidden || seq.output == SequenceOutput::kAllHidden) {
       const size_t num_values = ModelRunner::NumHiddenRows(chunk) * hidden_size;
-      PoolChunk(chunk, hidden.first(num_values));
+      PoolChunk(chunk, hidden.first(num_values), result);
       hidden = hidden.subspan(num_values);
       continue;
     }
@@ -312,19 +357,69 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
       row += num_scoring_rows;
     }
     if (!chunk.sample) continue;
-    std::span<const float> row_logits = logits.subspan(row++ * vocab_size_, vocab_size_);
+    const size_t num_rows = 1 + static_cast<size_t>(chunk.num_draft_tokens);
+    std::span<const float> rows = logits.subspan(row * vocab_size_, num_rows * vocab_size_);
+    row += num_rows;
     RequestState& request = *seq.request;
     if (request.request().stop.max_tokens == 0) {  // the prompt scored, nothing to generate
       FinishAllChoices(request, FinishReason::kLength);
       continue;
     }
     if (!request.forked()) {
-      SampleFirstTokensAndFork(request, row_logits);
+      SampleFirstTokensAndFork(request, rows, result);
+    } else if (chunk.num_draft_tokens > 0) {
+      VerifyDrafts(request, request.choice(seq.choice_index), rows, chunk, result);
     } else {
-      SampleNext(request, request.choice(seq.choice_index), row_logits);
+      SampleNext(request, request.choice(seq.choice_index), rows, result);
     }
     Touch(request);
   }
+}
+
+// A decode with drafts d_1..d_k has logits rows 0..k: row i scores the token after d_i
+// (row 0: after the sequence's own last token). Each row is sampled or verified exactly
+// as a decode step would be -- constraint mask, penalties and sampler state as of the
+// tokens taken so far -- until a draft is rejected (the target's own token replaces it)
+// or the sequence finishes; when every draft is taken, the last row gives one more token.
+// Returns the drafts taken (their K/V, computed by this pass, is kept).
+int32_t Engine::VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
+                             const ScheduledChunk& chunk, ChunkResult& result) {
+  const std::vector<int32_t>& drafts = chunk.seq->draft_token_ids;
+  const int32_t num_drafts = chunk.num_draft_tokens;
+  int32_t num_accepted = 0;
+  for (int32_t i = 0; i <= num_drafts; ++i) {
+    std::span<const float> row = Constrain(request, choice, rows.subspan(static_cast<size_t>(i) * vocab_size_, vocab_size_));
+    int32_t token;
+    bool accepted = false;
+    if (i < num_drafts) {
+      if (row.data() != sample_logits_.data()) std::copy(row.begin(), row.end(), sample_logits_.begin());
+      ++num_generation_tokens_;
+      const SequenceSampler::Verdict verdict = choice.sampler.Verify(sample_logits_, drafts[i], sampler_scratch_);
+      token = verdict.token;
+      accepted = verdict.accepted;
+    } else {
+      token = Sample(choice.sampler, row);
+    }
+    if (accepted) {
+      ++num_accepted;
+      ++spec_accepted_per_pos_[i];
+    }
+    if (request.AppendToken(choice, token, LogProbs(request, row, token))) {
+      result.finished = true;
+      break;
+    }
+    if (!accepted) break;
+  }
+  ++spec_num_drafts_;
+  spec_num_draft_tokens_ += num_drafts;
+  spec_num_accepted_tokens_ += num_accepted;
+  // The next proposal: one longer after a full acceptance, else what was taken plus one.
+  Sequence& seq = choice.seq;
+  seq.num_speculative_tokens = num_accepted == num_drafts
+                                   ? std::min(seq.num_speculative_tokens + 1, options_.num_speculative_tokens)
+                                   : std::max(num_accepted + 1, 1);
+  result.num_accepted_drafts = num_accepted;
+  return num_accepted;
 }
 
 // Embeddings run as prefill-only sequences: each chunk's hidden rows are pooled, and the
@@ -332,12 +427,12 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
 // bypass the prefix cache both ways: mean pooling needs every token's hidden state, which
 // a cache hit would skip (the cache keeps K/V, not hidden states), and documents embedded
 // once would only push the chat prefixes that are reused out of the cache's LRU.
-void Engine::PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows) {
+void Engine::PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows, ChunkResult& result) {
   RequestState& request = *chunk.seq->request;
   request.pooler()->Add(chunk.start_position, rows);
   if (!chunk.sample) return;
   request.FinishEmbedding();
-  scheduler_.Finish(*chunk.seq);
+  result.finished = true;
   Touch(request);
 }
 
@@ -362,8 +457,9 @@ void Engine::FinishAllChoices(RequestState& request, FinishReason reason) {
   Touch(request);
 }
 
-void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const float> logits) {
-  if (TakeToken(request, choice, logits)) scheduler_.Finish(choice.seq);
+void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const float> logits,
+                        ChunkResult& result) {
+  result.finished = TakeToken(request, choice, logits);
 }
 
 // Samples `choice`'s next token and appends it; true when the choice has finished.
@@ -390,7 +486,8 @@ std::span<const float> Engine::Constrain(const RequestState& request, const Choi
 
 // n > 1: every choice samples its first token from choice 0's prompt logits with its own
 // sampler; the unfinished ones then fork, sharing choice 0's full prompt blocks.
-void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits) {
+void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits,
+                                      ChunkResult& result) {
   children_.clear();
   for (int32_t i = 1; i < request.num_choices(); ++i) {
     Choice& choice = request.choice(i);
@@ -404,7 +501,7 @@ void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const flo
   const bool parent_finished = TakeToken(request, parent, logits);
   scheduler_.Fork(parent.seq, children_);
   request.set_forked();
-  if (parent_finished) scheduler_.Finish(parent.seq);
+  result.finished = parent_finished;
 }
 
 int32_t Engine::Sample(SequenceSampler& sampler, std::span<const float> logits) {
@@ -496,6 +593,11 @@ EngineStats Engine::CurrentStats(bool ready) const {
   stats.prefix_cache_hit_tokens = kv_.stats().num_hit_tokens;
   stats.prefix_cache_evicted_blocks = kv_.stats().num_evicted_blocks;
   stats.prefix_cache_expired_blocks = kv_.stats().num_expired_blocks;
+  if (options_.proposer != nullptr) stats.spec_decode_method = SpeculativeMethodName(options_.proposer->method());
+  stats.spec_decode_num_drafts = spec_num_drafts_;
+  stats.spec_decode_num_draft_tokens = spec_num_draft_tokens_;
+  stats.spec_decode_num_accepted_tokens = spec_num_accepted_tokens_;
+  stats.spec_decode_num_accepted_tokens_per_pos = spec_accepted_per_pos_;
   stats.ready = ready;
   return stats;
 }

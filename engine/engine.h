@@ -22,6 +22,7 @@
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
 #include "engine/scheduling_policy.h"
+#include "engine/speculative.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -40,6 +41,15 @@ struct EngineOptions {
   double prefix_cache_ttl_s = 0;              // release cached blocks idle this long (0: never)
   SchedulingPolicyKind scheduling_policy = SchedulingPolicyKind::kFcfs;
   double priority_aging_s = 1.0;              // waiting seconds worth one priority level
+  // Speculative decoding (engine/speculative.h); no proposer: off. Each decoding sequence
+  // proposes up to its own k (from num_speculative_tokens down to 1, following how many of
+  // its drafts the target took: all of them, one more next time; else the taken ones + 1);
+  // a step with more decoding sequences than speculative_max_decodes proposes nothing,
+  // because there the pass is compute-bound and verifying guesses costs what they save
+  // (docs/BENCH.md, speculative decoding).
+  std::shared_ptr<Proposer> proposer;
+  int32_t num_speculative_tokens = 4;
+  int32_t speculative_max_decodes = 8;
   // Monotonic seconds for arrival times, queue times and the cache TTL; steady_clock when
   // empty (tests inject their own).
   std::function<double()> clock;
@@ -81,11 +91,14 @@ class Engine final : public EngineClient {
   void ExpireDeadlines();
   void Step();
   void Postprocess(const SchedulerOutput& plan, std::span<const float> logits);
-  void PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows);
+  void PoolChunk(const ScheduledChunk& chunk, std::span<const float> rows, ChunkResult& result);
   void ScorePrompt(const ScheduledChunk& chunk, std::span<const float> rows);
   void FinishAllChoices(RequestState& request, FinishReason reason);
-  void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits);
-  void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits);
+  void Propose();
+  void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits, ChunkResult& result);
+  int32_t VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
+                       const ScheduledChunk& chunk, ChunkResult& result);
+  void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits, ChunkResult& result);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);
   std::span<const float> Constrain(const RequestState& request, const Choice& choice, std::span<const float> logits);
   int32_t Sample(SequenceSampler& sampler, std::span<const float> logits);
@@ -119,6 +132,8 @@ class Engine final : public EngineClient {
   std::vector<RequestId> cancels_;                           // reused by TakeInputs
   std::vector<RequestState*> touched_;  // requests with news for the next Publish
   std::vector<Sequence*> children_;     // reused by SampleFirstTokensAndFork
+  std::vector<ChunkResult> results_;    // [plan chunks]: Postprocess's, for Scheduler::Update
+  std::vector<ProposalRequest> proposals_;  // reused by Propose
   std::vector<float> sample_logits_;    // [vocab_size]: a row for the sampler to edit
   std::vector<float> masked_logits_;    // [vocab_size]: a constrained choice's masked row (with logprobs)
   SamplerScratch sampler_scratch_;
@@ -129,6 +144,10 @@ class Engine final : public EngineClient {
   int64_t num_generation_tokens_ = 0;
   StepSizeHistogram step_sequences_;  // per step: chunks in the plan
   StepSizeHistogram step_tokens_;     // per step: the plan's batched tokens
+  int64_t spec_num_drafts_ = 0;
+  int64_t spec_num_draft_tokens_ = 0;
+  int64_t spec_num_accepted_tokens_ = 0;
+  std::vector<int64_t> spec_accepted_per_pos_;  // [num_speculative_tokens]
   // Requests with a deadline (EngineRequest::timeout_s): (deadline in Now() seconds, id)
   // as a min-heap, so that a step with nothing due costs one comparison. Entries of
   // requests that finished first are dropped at the top or swept (ExpireDeadlines).

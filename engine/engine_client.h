@@ -156,6 +156,14 @@ struct EngineStats {
   int64_t prefix_cache_hit_tokens = 0;      // of those, found cached (not computed)
   int64_t prefix_cache_evicted_blocks = 0;  // cached blocks reused for new contents
   int64_t prefix_cache_expired_blocks = 0;  // cached blocks released by the TTL
+  // Speculative decoding (method "none": off), counters since start-up, named as vLLM's
+  // spec_decode metrics: decodes that carried a proposal, tokens proposed, of those taken,
+  // and how often the draft at each position (0 = first) was taken.
+  std::string spec_decode_method = "none";
+  int64_t spec_decode_num_drafts = 0;
+  int64_t spec_decode_num_draft_tokens = 0;
+  int64_t spec_decode_num_accepted_tokens = 0;
+  std::vector<int64_t> spec_decode_num_accepted_tokens_per_pos;  // [num_speculative_tokens]
   bool ready = false;
 };
 

@@ -18,13 +18,19 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
   for (const ScheduledChunk& chunk : plan.chunks) {
     const int32_t token_begin = static_cast<int32_t>(token_ids_.size());
     const auto first = chunk.seq->token_ids.begin() + chunk.start_position;
-    token_ids_.insert(token_ids_.end(), first, first + chunk.num_tokens);
+    const int32_t num_known = chunk.num_tokens - chunk.num_draft_tokens;
+    token_ids_.insert(token_ids_.end(), first, first + num_known);
+    const auto& drafts = chunk.seq->draft_token_ids;
+    token_ids_.insert(token_ids_.end(), drafts.begin(), drafts.begin() + chunk.num_draft_tokens);
     chunks_.push_back(
         {token_begin, chunk.num_tokens, chunk.start_position, kv.BlockTable(chunk.seq->id)});
     const int32_t end = token_begin + chunk.num_tokens;
     if (chunk.seq->output == SequenceOutput::kTokens || chunk.seq->output == SequenceOutput::kPromptLogits) {
       for (int32_t row = token_begin; row < token_begin + NumPromptLogitsRows(chunk); ++row) logits_rows_.push_back(row);
-      if (chunk.sample) logits_rows_.push_back(end - 1);
+      // A decode with drafts scores each of them and the token after the last.
+      for (int32_t row = end - 1 - chunk.num_draft_tokens; chunk.sample && row < end; ++row) {
+        logits_rows_.push_back(row);
+      }
       continue;
     }
     for (int32_t row = end - NumHiddenRows(chunk); row < end; ++row) hidden_rows_.push_back(row);

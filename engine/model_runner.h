@@ -22,7 +22,8 @@ class ModelRunner {
 
   // Runs all chunks of `plan` in one forward pass; K/V go where `kv` block tables say.
   // Returns the logits, in plan order, valid until the next Run: per chunk its
-  // NumPromptLogitsRows rows, then its last row when `sample` is set ([rows, vocab_size]).
+  // NumPromptLogitsRows rows, then its last 1 + num_draft_tokens rows when `sample` is
+  // set ([rows, vocab_size]).
   std::span<const float> Run(const SchedulerOutput& plan, const KvCacheManager& kv);
 
   // After Run: [number of hidden rows, hidden_size] final-normed hidden states of the

@@ -272,6 +272,13 @@ int32_t Draw(std::span<const SamplerCandidate> candidates, double target) {
 // Steps 3-7 on a list of candidates, so the logits themselves are only read.
 int32_t SequenceSampler::SampleRandom(std::span<const float> logits,
                                       std::vector<SamplerCandidate>& candidates) {
+  const double total = Survivors(logits, candidates);
+  if (total == 0.0) return Argmax(logits);  // all masked, or an inf: no weights
+  return Draw(candidates, NextUniform() * total);
+}
+
+double SequenceSampler::Survivors(std::span<const float> logits,
+                                  std::vector<SamplerCandidate>& candidates) const {
   const size_t top_k = params_.top_k > 0 ? static_cast<size_t>(params_.top_k) : logits.size();
   if (top_k < logits.size()) {
     SelectTopK(logits, top_k, candidates);
@@ -281,7 +288,7 @@ int32_t SequenceSampler::SampleRandom(std::span<const float> logits,
   }
   float max_logit = -std::numeric_limits<float>::infinity();
   for (const SamplerCandidate& c : candidates) max_logit = std::max(max_logit, c.logit);
-  if (!std::isfinite(max_logit)) return Argmax(logits);  // all masked, or an inf: no weights
+  if (!std::isfinite(max_logit)) return 0.0;
   const float inv_temperature = static_cast<float>(1.0 / params_.temperature);
   double total = 0.0;
   for (SamplerCandidate& c : candidates) {
@@ -291,7 +298,32 @@ int32_t SequenceSampler::SampleRandom(std::span<const float> logits,
   if (params_.top_p < 1.0) total = ApplyTopP(max_logit, total, candidates);
   // The most likely token survives top-k and top-p and weighs exactly 1.
   if (params_.min_p > 0.0) total = KeepAtLeast(static_cast<float>(params_.min_p), candidates);
-  return Draw(candidates, NextUniform() * total);
+  return total;
+}
+
+SequenceSampler::Verdict SequenceSampler::Verify(std::span<float> logits, int32_t draft,
+                                                 SamplerScratch& scratch) {
+  CHECK(!logits.empty());
+  ApplyPenalties(logits);
+  if (params_.greedy()) {
+    const int32_t token = Argmax(logits);
+    return {token, token == draft};
+  }
+  std::vector<SamplerCandidate>& candidates = scratch.candidates;
+  const double total = Survivors(logits, candidates);
+  if (total == 0.0) {
+    const int32_t token = Argmax(logits);
+    return {token, token == draft};
+  }
+  double draft_weight = 0.0;
+  for (const SamplerCandidate& c : candidates) {
+    if (c.token == draft) draft_weight = c.weight;
+  }
+  // Accept with probability p(draft); a draft Sample could never draw costs no draw.
+  if (draft_weight > 0.0 && NextUniform() * total < draft_weight) return {draft, true};
+  if (draft_weight >= total) return {draft, true};  // rounding: the draft holds all the mass
+  std::erase_if(candidates, [&](const SamplerCandidate& c) { return c.token == draft; });
+  return {Draw(candidates, NextUniform() * (total - draft_weight)), false};
 }
 
 // Keeps the smallest set of most likely tokens whose mass reaches top_p of the total: a

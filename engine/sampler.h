@@ -99,6 +99,20 @@ class SequenceSampler {
   int32_t Sample(std::span<float> logits) { return Sample(logits, own_scratch_); }
   void Accept(int32_t token);
 
+  // Speculative decoding's verification of one proposed token: returns the token the
+  // sequence takes at this position and whether it is `draft`. Greedy: the argmax (the
+  // draft is accepted iff it is the argmax, so the output is the non-speculative one
+  // exactly). Sampling: rejection sampling against a deterministic proposal (q is one-hot
+  // on the draft): the draft is kept with probability p(draft) under the distribution
+  // Sample would draw from; otherwise one token is drawn from p with the draft removed,
+  // renormalized -- so P(token = x) = p(x), the target distribution, whatever proposed it.
+  // Edits `logits` as Sample does; does not Accept.
+  struct Verdict {
+    int32_t token;
+    bool accepted;
+  };
+  Verdict Verify(std::span<float> logits, int32_t draft, SamplerScratch& scratch);
+
   // Steps 0 to 2 above, in place. Ids outside the logits (e.g. prompt tokens the model's
   // vocabulary lacks) are ignored.
   void ApplyPenalties(std::span<float> logits) const;
@@ -107,6 +121,9 @@ class SequenceSampler {
 
  private:
   int32_t SampleRandom(std::span<const float> logits, std::vector<SamplerCandidate>& candidates);
+  // Steps 4-6: leaves the tokens Sample may draw in `candidates` with their weights;
+  // returns their total weight, or 0 when no logit is finite (then Sample takes the argmax).
+  double Survivors(std::span<const float> logits, std::vector<SamplerCandidate>& candidates) const;
   double ApplyTopP(float max_logit, double total, std::vector<SamplerCandidate>& candidates) const;
   double NextUniform();  // in [0, 1), the same on every platform for a given seed
 

@@ -40,7 +40,8 @@ void Scheduler::AddWaiting(Sequence* seq) {
 // one simply waits. The oldest running sequence is never a victim while a newer one
 // exists, so it always progresses, and any request that fits the pool alone completes.
 const SchedulerOutput& Scheduler::Schedule() {
-  kv_.CommitComputed();  // the previous plan's pass has run
+  CHECK(!awaiting_update_) << "Schedule before the previous plan's Update";
+  awaiting_update_ = true;
   kv_.ReleaseIdleBlocks();
   output_.chunks.clear();
   output_.num_batched_tokens = 0;
@@ -51,9 +52,11 @@ const SchedulerOutput& Scheduler::Schedule() {
   ScheduleRunning(/*decodes=*/true);
   ScheduleRunning(/*decodes=*/false);
   if (output_.num_preempted == 0) ScheduleWaiting();
+  // Drafts last: they take only what the real tokens left of the budget and the pool.
+  for (ScheduledChunk& chunk : output_.chunks) AddDrafts(chunk);
   for (ScheduledChunk& chunk : output_.chunks) {
     Sequence& seq = *chunk.seq;
-    seq.num_computed_tokens += chunk.num_tokens;
+    seq.num_computed_tokens += chunk.num_tokens - chunk.num_draft_tokens;
     chunk.sample = seq.num_computed_tokens == seq.num_tokens();
     output_.num_batched_tokens += chunk.num_tokens;
   }
@@ -127,6 +130,38 @@ void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens) {
   output_.chunks.push_back({&seq, seq.num_computed_tokens, num_tokens, false});
   budget_tokens_ -= num_tokens;
   if (seq.output == SequenceOutput::kPromptLogits) budget_prompt_logits_tokens_ -= num_tokens;
+}
+
+void Scheduler::AddDrafts(ScheduledChunk& chunk) {
+  Sequence& seq = *chunk.seq;
+  if (seq.draft_token_ids.empty() || seq.num_pending_tokens() != 1 || budget_tokens_ == 0) return;
+  const int32_t num_drafts = std::min(static_cast<int32_t>(seq.draft_token_ids.size()), budget_tokens_);
+  if (!kv_.Allocate(seq.id, seq.token_ids, seq.num_computed_tokens + 1 + num_drafts)) return;
+  chunk.num_tokens += num_drafts;
+  chunk.num_draft_tokens = num_drafts;
+  budget_tokens_ -= num_drafts;
+}
+
+void Scheduler::Update(const SchedulerOutput& plan, std::span<const ChunkResult> results) {
+  CHECK(awaiting_update_) << "Update without a Schedule";
+  CHECK_EQ(plan.chunks.size(), results.size());
+  awaiting_update_ = false;
+  kv_.CommitComputed();  // the pass has run: the blocks it wrote may be reused
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    Sequence& seq = *chunk.seq;
+    seq.draft_token_ids.clear();
+    if (seq.status != SequenceStatus::kRunning) continue;  // finished during sampling
+    if (results[i].finished) {
+      Finish(seq);
+      continue;
+    }
+    if (chunk.num_draft_tokens == 0) continue;
+    CHECK_LE(results[i].num_accepted_drafts, chunk.num_draft_tokens);
+    seq.num_computed_tokens += results[i].num_accepted_drafts;
+    CHECK_EQ(seq.num_pending_tokens(), 1) << "sequence " << seq.id << " after verification";
+    kv_.Truncate(seq.id, seq.num_computed_tokens);
+  }
 }
 
 int32_t Scheduler::FitChunk(const Sequence& seq, int32_t num_tokens) const {

@@ -26,11 +26,20 @@ struct SchedulerOptions {
 };
 
 // Tokens [start_position, start_position + num_tokens) of one sequence run this step.
+// A decode may carry draft tokens (speculative decoding): its last num_draft_tokens
+// tokens are seq->draft_token_ids, and every one of its rows gets logits.
 struct ScheduledChunk {
   Sequence* seq = nullptr;
   int32_t start_position = 0;
-  int32_t num_tokens = 0;
+  int32_t num_tokens = 0;  // draft tokens included
   bool sample = false;  // the chunk reaches the sequence's last token: sample its logits
+  int32_t num_draft_tokens = 0;
+};
+
+// What the engine made of one chunk of the plan after the pass (Scheduler::Update).
+struct ChunkResult {
+  int32_t num_accepted_drafts = 0;  // leading draft tokens the sequence took as its own
+  bool finished = false;            // the sequence ended this step: free its blocks
 };
 
 struct SchedulerOutput {
@@ -49,11 +58,17 @@ class Scheduler {
   void AddWaiting(Sequence* seq);
 
   // Plans the next step (see scheduler.cc for the order) and advances each scheduled
-  // sequence's num_computed_tokens, so the plan is what the next forward pass computes:
-  // the caller runs that pass before calling Schedule, Fork or Finish again (they first
-  // tell the KV cache that the blocks it wrote may now be reused by the prefix cache).
-  // The returned output is reused by the next call.
+  // sequence's num_computed_tokens by its chunk's tokens (draft tokens aside), so the
+  // plan is what the next forward pass computes. The caller runs that pass, samples, and
+  // calls Update before the next Schedule. The returned output is reused by the next call.
   const SchedulerOutput& Schedule();
+
+  // After the pass of `plan` and the engine's sampling (results[i] for plan.chunks[i]):
+  // the blocks the pass wrote become findable in the prefix cache; each sequence's
+  // accepted draft tokens count as computed and the K/V of its rejected ones is rolled
+  // back (blocks past them freed); finished sequences leave and free their blocks.
+  // Draft tokens are cleared. Fork and Finish may come before it (they commit first).
+  void Update(const SchedulerOutput& plan, std::span<const ChunkResult> results);
 
   // `parent` (running, its prompt just computed) hands its full prompt blocks to
   // `children` (kForkPending, each holding the prompt plus its first sampled token),
@@ -86,6 +101,9 @@ class Scheduler {
   bool ReserveForRunning(Sequence& seq, int32_t num_tokens);
   void Preempt(Sequence& seq);
   void AddChunk(Sequence& seq, int32_t num_tokens);
+  // Adds as many of a scheduled decode's draft tokens as the budget and the free blocks
+  // allow, without preempting anyone for them.
+  void AddDrafts(ScheduledChunk& chunk);
 
   SchedulerOptions options_;
   KvCacheManager& kv_;
@@ -94,6 +112,7 @@ class Scheduler {
   std::deque<Sequence*> waiting_;   // arrival order; preempted ones at the front
   int32_t num_seq_slots_used_ = 0;  // sum of num_seq_slots over running_
   int64_t num_preemptions_ = 0;
+  bool awaiting_update_ = false;  // Schedule ran, Update not yet
   int32_t budget_tokens_ = 0;  // left in the step being planned
   int32_t budget_prompt_logits_tokens_ = 0;  // of max_prompt_logits_tokens, left in the step
   // num_tokens, cut to the prompt-logits budget for a kPromptLogits sequence.

@@ -57,6 +57,7 @@ class Harness {
       admitted_step_.emplace(chunk.seq, num_steps_);  // the first time only
       if (chunk.sample) Sample(*chunk.seq);
     }
+    scheduler_.Update(out, std::vector<ChunkResult>(out.chunks.size()));
     ++num_steps_;
     now_s_ += step_seconds_;
     EXPECT_TRUE(scheduler_.CheckInvariants().ok()) << scheduler_.CheckInvariants().ToString();
@@ -94,7 +95,8 @@ class Harness {
       EXPECT_TRUE(seen.insert(chunk.seq).second) << "sequence scheduled twice";
       EXPECT_EQ(chunk.seq->status, SequenceStatus::kRunning);
       EXPECT_GT(chunk.num_tokens, 0);
-      EXPECT_EQ(chunk.start_position + chunk.num_tokens, chunk.seq->num_computed_tokens);
+      EXPECT_EQ(chunk.start_position + chunk.num_tokens - chunk.num_draft_tokens,
+                chunk.seq->num_computed_tokens);
       EXPECT_GE(kv_.BlockTable(chunk.seq->id).size() * kv_.block_size(),
                 static_cast<size_t>(chunk.seq->num_computed_tokens));
       num_tokens += chunk.num_tokens;

@@ -41,6 +41,11 @@ struct Sequence {
   SequenceOutput output = SequenceOutput::kTokens;
   RequestState* request = nullptr;  // owner; null in scheduler tests
   int32_t choice_index = 0;
+  // Speculative decoding: tokens proposed to follow token_ids, for the next step to verify
+  // in the same pass as its decode (engine/speculative.h). Unverified, so never part of
+  // token_ids or of a cached block; cleared by Scheduler::Update.
+  std::vector<int32_t> draft_token_ids;
+  int32_t num_speculative_tokens = 0;  // the proposal length this sequence is allowed now
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

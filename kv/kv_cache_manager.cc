@@ -81,7 +81,6 @@ std::optional<int32_t> KvCacheManager::AllocatePrompt(SequenceId seq,
 
 bool KvCacheManager::Allocate(SequenceId seq, std::span<const int32_t> token_ids,
                               int32_t num_tokens) {
-  DCHECK(static_cast<int32_t>(token_ids.size()) >= num_tokens);
   auto it = tables_.find(seq);
   if (it != tables_.end()) return Grow(it->second, token_ids, num_tokens);
   Table fresh;
@@ -130,7 +129,7 @@ BlockId KvCacheManager::AllocateBlock() {
 // are filed as pending, findable once the forward pass has written them.
 void KvCacheManager::FileFullBlocks(Table& table, std::span<const int32_t> token_ids,
                                     int32_t num_tokens) {
-  const int32_t num_full = num_tokens / block_size_;
+  const int32_t num_full = std::min<int64_t>(num_tokens, token_ids.size()) / block_size_;
   for (int32_t i = static_cast<int32_t>(table.hashes.size()); i < num_full; ++i) {
     const std::span<const int32_t> tokens = BlockTokens(token_ids, i);
     const uint64_t hash = PrefixIndex::Hash(i == 0 ? options_.hash_seed : table.hashes[i - 1], tokens);
@@ -188,6 +187,20 @@ int32_t KvCacheManager::Fork(SequenceId parent, SequenceId child, int32_t num_to
   for (BlockId block : shared.blocks) pool_.AddRef(block);
   tables_.emplace(child, std::move(shared));
   return num_shared * block_size_;
+}
+
+void KvCacheManager::Truncate(SequenceId seq, int32_t num_tokens) {
+  auto it = tables_.find(seq);
+  if (it == tables_.end()) return;
+  Table& table = it->second;
+  const size_t num_keep = static_cast<size_t>(NumBlocksFor(num_tokens));
+  CHECK_GE(num_keep, table.hashes.size()) << "truncating sequence " << seq << " into its filed blocks";
+  while (table.blocks.size() > num_keep) {
+    const BlockId block = table.blocks.back();
+    CHECK_EQ(pool_.ref_count(block), 1) << "block " << block << " of sequence " << seq << " is shared";
+    pool_.Free(block);
+    table.blocks.pop_back();
+  }
 }
 
 void KvCacheManager::Free(SequenceId seq) {

@@ -93,6 +93,8 @@ class KvCacheManager {
   // false and changes nothing when the pool lacks the blocks (after evicting every
   // cached block nobody holds): capacity is not an error, the scheduler decides whom
   // to preempt. Blocks that become full are filed for the cache at CommitComputed.
+  // num_tokens may exceed token_ids.size() (speculative decoding's draft positions): only
+  // blocks full of known tokens are filed, so a cached block never holds unverified ones.
   [[nodiscard]] bool Allocate(SequenceId seq, std::span<const int32_t> token_ids,
                               int32_t num_tokens);
 
@@ -113,6 +115,12 @@ class KvCacheManager {
   // sequence shares it (into the LRU when cached). Blocks allocated since the last
   // CommitComputed are never cached (their K/V was not written). Unknown ids are ignored.
   void Free(SequenceId seq);
+
+  // Speculative decoding's rollback: drops `seq`'s blocks past those holding positions
+  // [0, num_tokens) -- the K/V of rejected draft tokens. Those blocks were never filed for
+  // the cache (a block is filed only once its tokens are the sequence's own), are held by
+  // this sequence alone, and return to the free stack. Unknown ids are ignored.
+  void Truncate(SequenceId seq, int32_t num_tokens);
 
   bool Contains(SequenceId seq) const { return tables_.contains(seq); }
   // Block i holds positions [i * block_size, (i + 1) * block_size). Valid until the next

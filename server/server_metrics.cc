@@ -96,7 +96,21 @@ ServerMetrics::ServerMetrics()
       busy_fraction_(registry_.AddGauge("surge_engine_busy_fraction",
                                         "Fraction of wall time in engine steps since the previous scrape (0..1): "
                                         "the CPU/GPU-utilisation analogue an autoscaler reads")),
-      process_(&registry_) {
+      process_(&registry_),
+      spec_drafts_(registry_.AddCounterFamily("surge_spec_decode_num_drafts_total",
+                                              "Decodes that carried a speculative proposal", {"method"})),
+      spec_draft_tokens_(registry_.AddCounterFamily("surge_spec_decode_num_draft_tokens_total",
+                                                    "Tokens proposed by speculative decoding", {"method"})),
+      spec_accepted_tokens_(registry_.AddCounterFamily("surge_spec_decode_num_accepted_tokens_total",
+                                                       "Proposed tokens the target model accepted", {"method"})),
+      spec_accepted_per_pos_(registry_.AddCounterFamily(
+          "surge_spec_decode_num_accepted_tokens_per_pos_total",
+          "Proposed tokens accepted at each draft position (0: the first)", {"method", "position"})),
+      spec_acceptance_rate_(registry_.AddGaugeFamily("surge_spec_decode_acceptance_rate",
+                                                     "Accepted / proposed tokens since start-up", {"method"})),
+      spec_mean_accepted_length_(registry_.AddGaugeFamily(
+          "surge_spec_decode_mean_acceptance_length",
+          "Tokens a speculating decode produced on average: 1 + accepted / drafts, since start-up", {"method"})) {
   auto mirror = [&](const char* name, const char* help, int64_t EngineStats::*total) {
     mirrors_.push_back({&registry_.AddCounter(name, help), total});
   };
@@ -162,6 +176,28 @@ void ServerMetrics::RefreshBusy(const EngineStats& stats) {
   last_scrape_us_ = now_us;
 }
 
+void ServerMetrics::RefreshSpecDecode(const EngineStats& stats) {
+  if (stats.spec_decode_method == "none") return;
+  const std::string_view method = stats.spec_decode_method;
+  spec_drafts_.WithLabels({method}).Increment(static_cast<double>(Grown(stats.spec_decode_num_drafts, &last_spec_drafts_)));
+  spec_draft_tokens_.WithLabels({method}).Increment(
+      static_cast<double>(Grown(stats.spec_decode_num_draft_tokens, &last_spec_draft_tokens_)));
+  spec_accepted_tokens_.WithLabels({method}).Increment(
+      static_cast<double>(Grown(stats.spec_decode_num_accepted_tokens, &last_spec_accepted_tokens_)));
+  const std::vector<int64_t>& per_pos = stats.spec_decode_num_accepted_tokens_per_pos;
+  last_spec_per_pos_.resize(per_pos.size(), 0);
+  for (size_t i = 0; i < per_pos.size(); ++i) {
+    spec_accepted_per_pos_.WithLabels({method, std::to_string(i)})
+        .Increment(static_cast<double>(Grown(per_pos[i], &last_spec_per_pos_[i])));
+  }
+  const int64_t proposed = stats.spec_decode_num_draft_tokens;
+  const int64_t drafts = stats.spec_decode_num_drafts;
+  spec_acceptance_rate_.WithLabels({method}).Set(
+      proposed > 0 ? static_cast<double>(stats.spec_decode_num_accepted_tokens) / proposed : 0.0);
+  spec_mean_accepted_length_.WithLabels({method}).Set(
+      drafts > 0 ? 1.0 + static_cast<double>(stats.spec_decode_num_accepted_tokens) / drafts : 0.0);
+}
+
 void ServerMetrics::RefreshKv(const EngineStats& stats) {
   kv_free_blocks_.Set(static_cast<double>(stats.num_free_blocks));
   kv_total_blocks_.Set(static_cast<double>(stats.num_total_blocks));
@@ -195,6 +231,7 @@ std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExpor
   RefreshKv(stats);
   RefreshMirrors(stats, traces);
   RefreshBusy(stats);
+  RefreshSpecDecode(stats);
   process_.Refresh();
   const int64_t queried = stats.prefix_cache_queried_tokens;
   prefix_cache_hit_rate_.Set(queried > 0 ? static_cast<double>(stats.prefix_cache_hit_tokens) / queried : 0.0);

@@ -105,6 +105,18 @@ class ServerMetrics {
     StepSizeHistogram last;  // guarded by scrape_mu_
   };
   std::vector<StepMirror> step_mirrors_;
+  // Speculative decoding, by method (vLLM's spec_decode names), mirrored as the others.
+  obs::CounterFamily& spec_drafts_;
+  obs::CounterFamily& spec_draft_tokens_;
+  obs::CounterFamily& spec_accepted_tokens_;
+  obs::CounterFamily& spec_accepted_per_pos_;
+  obs::GaugeFamily& spec_acceptance_rate_;
+  obs::GaugeFamily& spec_mean_accepted_length_;
+  int64_t last_spec_drafts_ = 0;           // guarded by scrape_mu_
+  int64_t last_spec_draft_tokens_ = 0;     // guarded by scrape_mu_
+  int64_t last_spec_accepted_tokens_ = 0;  // guarded by scrape_mu_
+  std::vector<int64_t> last_spec_per_pos_;  // guarded by scrape_mu_
+  void RefreshSpecDecode(const EngineStats& stats);  // scrape_mu_ held
   void RefreshBusy(const EngineStats& stats);  // scrape_mu_ held
   void RefreshKv(const EngineStats& stats);    // scrape_mu_ held
   void RefreshMirrors(const EngineStats& stats, const obs::SpanExporterStats* traces);  // scrape_mu_ held

@@ -169,6 +169,22 @@ class ServeFlagsTest(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
             self.assertIn(needle, proc.stderr)
 
+    def test_bad_speculative_flags_are_usage_errors(self):
+        # Each names its flag; a method's flags without that method would do nothing.
+        for args, needle in [(["--speculative", "eagle"], "unknown speculative method 'eagle'"),
+                             (["--speculative", "ngram", "--num-speculative-tokens", "0"], "--num-speculative-tokens"),
+                             (["--speculative", "ngram", "--ngram-min", "3", "--ngram-max", "2"], "--ngram-max"),
+                             (["--ngram-max", "3"], "--ngram-max needs --speculative ngram"),
+                             (["--speculative", "ngram", "--draft-model", MODEL], "--draft-model needs --speculative draft"),
+                             (["--num-speculative-tokens", "3"], "--num-speculative-tokens needs --speculative"),
+                             (["--speculative", "draft", "--draft-quantize", "int2"], "--draft-quantize"),
+                             (["--speculative", "draft", "--draft-quantize", "none"], "would draft with the target itself"),
+                             (["--speculative", "mtp"], "--speculative mtp")]:
+            proc = run("serve", MODEL, "--port", "0", *args)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn(needle, proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,0 +1,113 @@
+#include "engine/draft_proposer.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "base/check.h"
+
+namespace surge {
+namespace {
+
+int32_t Argmax(std::span<const float> row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());  // ties: lowest id
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DraftModelProposer>> DraftModelProposer::Create(Model& draft, int64_t target_vocab_size,
+                                                                         int32_t block_size, int32_t num_blocks) {
+  if (draft.config().vocab_size != target_vocab_size) {
+    return InvalidArgumentError("the draft model's vocabulary (" + std::to_string(draft.config().vocab_size) +
+                                " tokens) is not the target's (" + std::to_string(target_vocab_size) +
+                                "): a draft must share the target's tokenizer");
+  }
+  if (block_size < 1 || num_blocks < 1) return InvalidArgumentError("the draft KV cache needs at least one block");
+  return std::unique_ptr<DraftModelProposer>(
+      new DraftModelProposer(draft, draft.kv_layout(block_size), num_blocks));
+}
+
+DraftModelProposer::DraftModelProposer(Model& draft, const KvLayout& layout, int32_t num_blocks)
+    : draft_(draft),
+      kv_(layout, num_blocks, PrefixCacheOptions{.enabled = false}),
+      storage_(layout, num_blocks) {}
+
+void DraftModelProposer::Propose(std::span<const ProposalRequest> requests) {
+  Sweep(requests);
+  feeds_.clear();
+  for (const ProposalRequest& request : requests) {
+    request.seq->draft_token_ids.clear();
+    if (request.max_tokens > 0 && Prepare(request)) feeds_.push_back({request.seq, request.max_tokens});
+  }
+  if (feeds_.empty()) return;
+  // Pass 0 feeds what each sequence's draft cache lacks (its last token at least); pass
+  // i > 0 feeds guess i - 1 of the sequences that want more.
+  for (int32_t pass = 0;; ++pass) {
+    token_ids_.clear();
+    chunks_.clear();
+    logits_rows_.clear();
+    for (const Feed& feed : feeds_) {
+      Sequence& seq = *feed.seq;
+      std::vector<int32_t>& known = known_[seq.id];
+      if (pass > 0 && static_cast<int32_t>(seq.draft_token_ids.size()) == feed.max_tokens) continue;
+      const int32_t start = static_cast<int32_t>(known.size());
+      if (pass == 0) {
+        known.insert(known.end(), seq.token_ids.begin() + start, seq.token_ids.end());
+      } else {
+        known.push_back(seq.draft_token_ids.back());
+      }
+      const int32_t begin = static_cast<int32_t>(token_ids_.size());
+      token_ids_.insert(token_ids_.end(), known.begin() + start, known.end());
+      const int32_t num_tokens = static_cast<int32_t>(known.size()) - start;
+      chunks_.push_back({begin, num_tokens, start, kv_.BlockTable(seq.id)});
+      logits_rows_.push_back(begin + num_tokens - 1);
+    }
+    if (chunks_.empty()) return;
+    RunPass();
+  }
+}
+
+void DraftModelProposer::RunPass() {
+  const size_t vocab = static_cast<size_t>(draft_.config().vocab_size);
+  logits_.resize(logits_rows_.size() * vocab);
+  draft_.Forward(ForwardBatch{token_ids_, chunks_, logits_rows_}, storage_, logits_);
+  size_t row = 0;
+  for (const Feed& feed : feeds_) {
+    Sequence& seq = *feed.seq;
+    if (row == logits_rows_.size()) break;
+    // Chunks were added in feeds_ order, skipping the sequences already done.
+    if (static_cast<int32_t>(seq.draft_token_ids.size()) == feed.max_tokens) continue;
+    seq.draft_token_ids.push_back(Argmax(std::span<const float>(logits_).subspan(row * vocab, vocab)));
+    ++row;
+  }
+}
+
+bool DraftModelProposer::Prepare(const ProposalRequest& request) {
+  Sequence& seq = *request.seq;
+  std::vector<int32_t>& known = known_[seq.id];
+  // Keep the longest prefix the target confirmed; the last token is always fed, for its logits.
+  const size_t limit = std::min(known.size(), seq.token_ids.size() - 1);
+  const size_t common = std::mismatch(known.begin(), known.begin() + limit, seq.token_ids.begin()).first - known.begin();
+  known.resize(common);
+  kv_.Truncate(seq.id, static_cast<int32_t>(common));
+  // Room for the sequence's tokens and every guess but the last, which is never fed.
+  const int32_t num_positions = seq.num_tokens() + request.max_tokens - 1;
+  if (kv_.Allocate(seq.id, seq.token_ids, num_positions)) return true;
+  kv_.Free(seq.id);  // no room: start over next time rather than hold a partial cache
+  known_.erase(seq.id);
+  return false;
+}
+
+void DraftModelProposer::Sweep(std::span<const ProposalRequest> requests) {
+  std::unordered_set<SequenceId> live;
+  for (const ProposalRequest& request : requests) live.insert(request.seq->id);
+  stale_.clear();
+  for (const auto& [id, known] : known_) {
+    if (!live.contains(id)) stale_.push_back(id);
+  }
+  for (SequenceId id : stale_) {
+    kv_.Free(id);
+    known_.erase(id);
+  }
+}
+
+}  // namespace surge

@@ -1,0 +1,61 @@
+// Speculative decoding's proposers: each step, a cheap guess of the next few tokens of
+// every decoding sequence, which the target model then verifies in the same batched pass
+// as everything else (engine.cc: ChunkResult, SequenceSampler::Verify). A proposer only
+// guesses; what the sequence takes is decided by the target alone, so the output is the
+// non-speculative one (greedy) or has its distribution (sampling), whatever the guess.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "engine/sequence.h"
+
+namespace surge {
+
+// Most tokens one sequence may propose per step: more only add rows that are almost never
+// accepted.
+inline constexpr int32_t kMaxSpeculativeTokens = 16;
+
+enum class SpeculativeMethod : uint8_t { kNone, kNgram, kDraft, kMtp };
+// "none", "ngram", "draft", "mtp" (the --speculative values).
+std::string_view SpeculativeMethodName(SpeculativeMethod method);
+StatusOr<SpeculativeMethod> ParseSpeculativeMethod(std::string_view name);
+
+// One sequence of the running batch: propose at most max_tokens tokens after its
+// token_ids (0: none this step, but keep whatever per-sequence state the proposer has).
+struct ProposalRequest {
+  Sequence* seq = nullptr;
+  int32_t max_tokens = 0;
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual SpeculativeMethod method() const = 0;
+  // Sets every requested sequence's draft_token_ids (empty when it has no guess).
+  // `requests` names every running sequence: state kept for any other is dropped.
+  virtual void Propose(std::span<const ProposalRequest> requests) = 0;
+};
+
+// Prompt lookup (n-gram) decoding: finds the most recent earlier occurrence of the
+// sequence's last n tokens (n from max_n down to min_n) in its prompt + output and
+// proposes the tokens that followed it. Free to run; pays on copy-heavy text (edits,
+// quotes, code, retrieval answers), proposes nothing elsewhere.
+class NgramProposer final : public Proposer {
+ public:
+  NgramProposer(int32_t min_n, int32_t max_n);
+  SpeculativeMethod method() const override { return SpeculativeMethod::kNgram; }
+  void Propose(std::span<const ProposalRequest> requests) override;
+
+  // The proposal for one token sequence (exposed for tests).
+  void ProposeFor(std::span<const int32_t> tokens, int32_t max_tokens, std::vector<int32_t>& out) const;
+
+ private:
+  int32_t min_n_;
+  int32_t max_n_;
+};
+
+}  // namespace surge

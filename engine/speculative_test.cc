@@ -1,0 +1,248 @@
+// Speculative decoding: the n-gram proposer, rejection sampling's distribution, and the
+// engine's output with speculation on equal to its output with it off (greedy) on the
+// bundled stories260K, random Llama and Qwen3 models and the DeepSeek V3 tiny model, with
+// preemption, prefix caching and chunked prefill in the mix, at batch 1 and 32.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+#include "engine/sampler.h"
+#include "engine/speculative.h"
+
+namespace surge {
+namespace {
+
+std::vector<int32_t> Propose(const NgramProposer& proposer, std::vector<int32_t> tokens, int32_t max_tokens) {
+  std::vector<int32_t> out = {99};
+  proposer.ProposeFor(tokens, max_tokens, out);
+  return out;
+}
+
+TEST(NgramProposerTest, ProposesWhatFollowedTheMostRecentLongestMatch) {
+  const NgramProposer proposer(1, 3);
+  // The suffix [7 8] occurred twice; the later one is followed by 5 6.
+  EXPECT_EQ(Propose(proposer, {7, 8, 1, 2, 7, 8, 5, 6, 9, 7, 8}, 2), (std::vector<int32_t>{5, 6}));
+  // A 3-gram match beats a more recent 1-gram one.
+  EXPECT_EQ(Propose(proposer, {1, 2, 3, 4, 3, 9, 1, 2, 3}, 1), (std::vector<int32_t>{4}));
+  // Limited by max_tokens and by the end of the sequence.
+  EXPECT_EQ(Propose(proposer, {4, 5, 6, 4}, 8), (std::vector<int32_t>{5, 6, 4}));
+  EXPECT_EQ(Propose(proposer, {4, 5, 6, 4}, 0), (std::vector<int32_t>{}));
+  EXPECT_EQ(Propose(proposer, {1, 2, 3}, 4), (std::vector<int32_t>{}));  // no match
+  EXPECT_EQ(Propose(NgramProposer(2, 3), {1, 2, 3, 2}, 4), (std::vector<int32_t>{}));  // only a 1-gram
+  EXPECT_EQ(Propose(proposer, {5}, 4), (std::vector<int32_t>{}));
+}
+
+TEST(SpeculativeMethodTest, NamesRoundTripAndUnknownIsRefused) {
+  for (auto method : {SpeculativeMethod::kNone, SpeculativeMethod::kNgram, SpeculativeMethod::kDraft,
+                      SpeculativeMethod::kMtp}) {
+    EXPECT_EQ(*ParseSpeculativeMethod(SpeculativeMethodName(method)), method);
+  }
+  EXPECT_NE(ParseSpeculativeMethod("eagle").status().message().find("unknown speculative method 'eagle'"),
+            std::string::npos);
+}
+
+// The distribution Sample draws from, computed independently: softmax(logits / T) over
+// the top_k most likely tokens.
+std::vector<double> TargetDistribution(const std::vector<float>& logits, double temperature, int top_k) {
+  std::vector<int> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
+  std::vector<double> p(logits.size(), 0.0);
+  double total = 0;
+  for (int i = 0; i < top_k; ++i) total += p[order[i]] = std::exp(logits[order[i]] / temperature);
+  for (double& x : p) x /= total;
+  return p;
+}
+
+// Rejection sampling keeps the target distribution whatever the draft: chi-square of
+// 200,000 verified draws against it, for a likely draft, an unlikely one and one the
+// target can never draw (outside top-k).
+TEST(RejectionSamplingTest, VerifiedTokensFollowTheTargetDistribution) {
+  const std::vector<float> logits = {1.2f, 0.3f, -0.5f, 2.0f, 0.9f, -1.5f, 0.0f, 1.6f};
+  SamplingParams params;
+  params.temperature = 0.8;
+  params.top_k = 6;
+  params.seed = 1234;
+  const std::vector<double> p = TargetDistribution(logits, params.temperature, params.top_k);
+  for (int32_t draft : {3, 6, 5}) {
+    SequenceSampler sampler(params, {});
+    SamplerScratch scratch;
+    constexpr int kDraws = 200000;
+    std::vector<int> counts(logits.size(), 0);
+    int num_accepted = 0;
+    for (int i = 0; i < kDraws; ++i) {
+      std::vector<float> row = logits;
+      const SequenceSampler::Verdict verdict = sampler.Verify(row, draft, scratch);
+      ++counts[verdict.token];
+      num_accepted += verdict.accepted;
+      EXPECT_EQ(verdict.accepted, verdict.token == draft);
+    }
+    double chi2 = 0;
+    int support = 0;
+    for (size_t t = 0; t < p.size(); ++t) {
+      if (p[t] == 0) {
+        EXPECT_EQ(counts[t], 0) << "token " << t << " is outside top-k";
+        continue;
+      }
+      ++support;
+      const double expected = p[t] * kDraws;
+      chi2 += (counts[t] - expected) * (counts[t] - expected) / expected;
+    }
+    // df = 5: P(chi2 > 20.5) = 0.001.
+    EXPECT_LT(chi2, 20.5) << "draft " << draft << ": chi-square " << chi2 << " over " << support << " tokens";
+    // The draft is taken exactly as often as the target would draw it.
+    EXPECT_NEAR(static_cast<double>(num_accepted) / kDraws, p[draft], 0.005) << "draft " << draft;
+  }
+}
+
+TEST(RejectionSamplingTest, GreedyAcceptsExactlyTheArgmax) {
+  SamplingParams params;
+  params.temperature = 0;
+  SequenceSampler sampler(params, {});
+  SamplerScratch scratch;
+  std::vector<float> row = {0.1f, 3.0f, 2.9f};
+  EXPECT_TRUE(sampler.Verify(row, 1, scratch).accepted);
+  row = {0.1f, 3.0f, 2.9f};
+  const SequenceSampler::Verdict verdict = sampler.Verify(row, 2, scratch);
+  EXPECT_FALSE(verdict.accepted);
+  EXPECT_EQ(verdict.token, 1);
+}
+
+// Proposes each sequence's true greedy continuation (from a run without speculation),
+// with every proposed token replaced by a random one at `noise` rate: drafts are taken
+// in full, in part and not at all. Sequences it does not know get random guesses.
+class OracleProposer final : public Proposer {
+ public:
+  OracleProposer(std::map<std::vector<int32_t>, std::vector<int32_t>> continuations, double noise)
+      : continuations_(std::move(continuations)), noise_(noise) {}
+  SpeculativeMethod method() const override { return SpeculativeMethod::kDraft; }
+  void Propose(std::span<const ProposalRequest> requests) override {
+    for (const ProposalRequest& request : requests) {
+      Sequence& seq = *request.seq;
+      seq.draft_token_ids.clear();
+      const std::vector<int32_t> prompt(seq.token_ids.begin(), seq.token_ids.begin() + seq.num_prompt_tokens);
+      auto it = continuations_.find(prompt);
+      for (int32_t i = 0; i < request.max_tokens; ++i) {
+        const size_t at = static_cast<size_t>(seq.num_output_tokens() + i);
+        const bool known = it != continuations_.end() && at < it->second.size();
+        const bool corrupt = std::uniform_real_distribution<double>(0, 1)(rng_) < noise_;
+        seq.draft_token_ids.push_back(known && !corrupt ? it->second[at] : std::uniform_int_distribution<int32_t>(3, 511)(rng_));
+      }
+    }
+  }
+
+ private:
+  std::map<std::vector<int32_t>, std::vector<int32_t>> continuations_;
+  double noise_;
+  std::mt19937 rng_{7};
+};
+
+inline constexpr char kLlamaTiny[] = "tiny";
+inline constexpr char kQwen3Tiny[] = "qwen3-tiny";
+using LlamaTinyModel = testing_util::GeneratedDeepseekModel<kLlamaTiny>;
+using Qwen3TinyModel = testing_util::GeneratedDeepseekModel<kQwen3Tiny>;
+using SpeculationModels = ::testing::Types<testing_util::StoriesModel, LlamaTinyModel, Qwen3TinyModel,
+                                           testing_util::DeepseekV3TinyModel>;
+
+template <typename ModelSpec>
+class SpeculativeEngineTest : public testing_util::ModelEngineTest<ModelSpec> {
+  using Base = testing_util::ModelEngineTest<ModelSpec>;
+
+ protected:
+  // Greedy requests; half share a 20-token prefix (prefix caching), half ignore EOS.
+  static std::vector<EngineRequest> Requests(int num_requests, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> shared = {1};
+    for (int t = 0; t < 20; ++t) shared.push_back(std::uniform_int_distribution<int32_t>(3, 511)(rng));
+    std::vector<EngineRequest> requests;
+    for (int i = 0; i < num_requests; ++i) {
+      std::vector<int32_t> prompt = i % 2 == 0 ? shared : std::vector<int32_t>{1};
+      const int num_prompt = std::uniform_int_distribution<int>(1, 40)(rng);
+      for (int t = 0; t < num_prompt; ++t) prompt.push_back(std::uniform_int_distribution<int32_t>(3, 511)(rng));
+      const int32_t max_tokens = std::uniform_int_distribution<int32_t>(1, 48)(rng);
+      requests.push_back(Base::Greedy(prompt, max_tokens, /*ignore_eos=*/i % 2 == 0));
+    }
+    return requests;
+  }
+
+  // All at once (batch up to 32), or one after the other (batch 1).
+  static std::vector<std::vector<int32_t>> RunAll(Engine& engine, const std::vector<EngineRequest>& requests,
+                                                  bool concurrently) {
+    std::vector<std::vector<int32_t>> outputs;
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (const EngineRequest& request : requests) {
+      auto stream = engine.Submit(request, nullptr);
+      EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+      if (!stream.ok()) return outputs;
+      streams.push_back(*stream);
+      if (!concurrently) outputs.push_back(testing_util::Drain(*streams.back()).choices.at(0).token_ids);
+    }
+    if (concurrently) {
+      for (auto& stream : streams) outputs.push_back(testing_util::Drain(*stream).choices.at(0).token_ids);
+    }
+    return outputs;
+  }
+
+  // A small pool (preemption), small passes (chunked prefill), prefix caching on.
+  static EngineOptions Tight(int64_t kv_blocks) {
+    EngineOptions options;
+    options.block_size = 4;
+    options.max_num_batched_tokens = 24;
+    options.max_num_seqs = 32;
+    const int64_t block_bytes = Base::model_->kv_layout(options.block_size).bytes_per_block();
+    options.kv_cache_bytes = kv_blocks * block_bytes;
+    return options;
+  }
+
+  void ExpectSameWithSpeculation(bool concurrently) {
+    const std::vector<EngineRequest> requests = Requests(32, concurrently ? 11 : 12);
+    const int64_t kv_blocks = concurrently ? 96 : 40;
+    auto plain = Base::StartEngine(Tight(kv_blocks));
+    const std::vector<std::vector<int32_t>> expected = RunAll(*plain, requests, concurrently);
+    ASSERT_EQ(expected.size(), requests.size());
+    std::map<std::vector<int32_t>, std::vector<int32_t>> continuations;
+    for (size_t i = 0; i < requests.size(); ++i) continuations[requests[i].prompt_ids] = expected[i];
+
+    for (int method = 0; method < 2; ++method) {
+      EngineOptions options = Tight(kv_blocks);
+      options.num_speculative_tokens = 4;
+      options.speculative_max_decodes = 64;
+      if (method == 0) {
+        options.proposer = std::make_shared<NgramProposer>(1, 3);
+      } else {
+        options.proposer = std::make_shared<OracleProposer>(continuations, 0.25);
+      }
+      auto engine = Base::StartEngine(options);
+      const std::vector<std::vector<int32_t>> outputs = RunAll(*engine, requests, concurrently);
+      ASSERT_EQ(outputs.size(), expected.size());
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        EXPECT_EQ(outputs[i], expected[i]) << "request " << i << " (" << (method == 0 ? "ngram" : "oracle") << ")";
+      }
+      const EngineStats stats = engine->Stats();
+      EXPECT_GT(stats.spec_decode_num_drafts, 0);
+      EXPECT_LE(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
+      EXPECT_GT(stats.prefix_cache_hit_tokens, 0);  // the shared prefix was reused
+      if (concurrently) EXPECT_GT(stats.num_preemptions, 0) << "the pool is meant to be too small for all at once";
+      if (method == 1) {  // the oracle is mostly right, sometimes wrong
+        EXPECT_GT(stats.spec_decode_num_accepted_tokens, 0);
+        EXPECT_LT(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
+      }
+      engine->Stop();
+      Base::ExpectNoLeaks(*engine);
+    }
+  }
+};
+
+TYPED_TEST_SUITE(SpeculativeEngineTest, SpeculationModels);
+
+TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchOne) { this->ExpectSameWithSpeculation(false); }
+
+TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchThirtyTwo) { this->ExpectSameWithSpeculation(true); }
+
+}  // namespace
+}  // namespace surge
