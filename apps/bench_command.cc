@@ -50,6 +50,7 @@ struct BenchFlags {
   std::string dataset;
   int64_t seed = 0;
   bool ignore_eos = true;
+  double temperature = 0;
   bool calibrate = true;
   std::string timeout = "600";
   std::string slo;
@@ -82,6 +83,9 @@ void Register(FlagParser& p, BenchFlags& f) {
   p.AddString("dataset", &f.dataset, "sharegpt: a ShareGPT JSON file; jsonl: one request body per line");
   p.AddInt("seed", &f.seed, "seed of prompts, lengths and arrivals (default 0)");
   p.AddBool("ignore-eos", &f.ignore_eos, "ask for exactly max_tokens tokens (default true; --ignore-eos=false)");
+  p.AddDouble("temperature", &f.temperature,
+              "sent in every request (a jsonl line's own wins; default: not sent, the server's default): "
+              "0 for greedy runs, e.g. speculative decoding or response caches");
   p.AddBool("calibrate", &f.calibrate, "size prompts through the server's /tokenize (default true)");
   p.AddString("timeout", &f.timeout, "per request (default 600s)");
   p.AddString("slo", &f.slo, "goodput objectives, e.g. ttft=500ms,tpot=50ms,e2e=10s");
@@ -171,6 +175,10 @@ Status FillWorkload(const BenchFlags& f, const FlagParser& parser, BenchConfig& 
   w.dataset_path = f.dataset;
   w.seed = static_cast<uint64_t>(f.seed);
   c.ignore_eos = f.ignore_eos;
+  if (parser.seen("temperature")) {
+    if (!(f.temperature >= 0 && f.temperature <= 100)) return InvalidArgumentError("--temperature must be in [0, 100]");
+    c.temperature = f.temperature;
+  }
   c.calibrate = f.calibrate;
   c.json_path = f.json;
   c.csv_path = f.csv;

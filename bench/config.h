@@ -72,6 +72,7 @@ struct BenchConfig {
   int64_t repeat = 1;           // rounds per point (and target), merged
   WorkloadConfig workload;
   bool ignore_eos = true;
+  std::optional<double> temperature;  // --temperature: sent in every request
   bool calibrate = true;        // measure tokens per word through /tokenize
   double timeout_s = 600;       // per request
   SloConfig slo;

@@ -61,6 +61,7 @@ Json ConfigJson(const BenchReport& report) {
           {"load", LoadJson(c)},
           {"workload", WorkloadJson(c.workload, report.calibration)},
           {"ignore_eos", c.ignore_eos},
+          {"temperature", Optional(c.temperature)},
           {"timeout_s", c.timeout_s},
           {"slo", {{"ttft_ms", Optional(c.slo.ttft_ms)}, {"tpot_ms", Optional(c.slo.tpot_ms)},
                    {"e2e_ms", Optional(c.slo.e2e_ms)}}}};

@@ -242,7 +242,8 @@ double ProcessCpuSeconds() {
 }
 
 RoundRun LoadDriver::Run(const Target& target, const RoundPlan& plan, const ProgressFn& progress) const {
-  RequestOptions options{endpoint_, target.model, ignore_eos_};
+  RequestOptions options = request_;
+  options.model = target.model;
   Round round(client_, workload_, target, std::move(options), plan);
   return round.Run(progress);
 }

@@ -53,8 +53,9 @@ struct RoundRun {
 
 class LoadDriver {
  public:
-  LoadDriver(net::HttpClient& client, const Workload& workload, Endpoint endpoint, bool ignore_eos)
-      : client_(client), workload_(workload), endpoint_(endpoint), ignore_eos_(ignore_eos) {}
+  // `request` holds what every request's body gets (the model is each target's).
+  LoadDriver(net::HttpClient& client, const Workload& workload, RequestOptions request)
+      : client_(client), workload_(workload), request_(std::move(request)) {}
 
   // Blocks until the round is over. `progress` (optional) is called about every 100 ms.
   RoundRun Run(const Target& target, const RoundPlan& plan, const ProgressFn& progress) const;
@@ -62,8 +63,7 @@ class LoadDriver {
  private:
   net::HttpClient& client_;
   const Workload& workload_;
-  Endpoint endpoint_;
-  bool ignore_eos_;
+  RequestOptions request_;
 };
 
 // User + system CPU seconds this process has used so far.

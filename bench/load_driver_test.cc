@@ -39,7 +39,7 @@ struct Fixture {
     workload = MakeSyntheticWorkload(config);
   }
   RoundRun Run(RoundPlan plan, Endpoint endpoint = Endpoint::kCompletions) {
-    LoadDriver driver(client, *workload, endpoint, true);
+    LoadDriver driver(client, *workload, RequestOptions{endpoint, "", true});
     return driver.Run(Target{"", server.url(), "scripted-model", {}}, plan, nullptr);
   }
   ScriptedServer server;
@@ -156,7 +156,7 @@ TEST(LoadDriverTest, StalledStreamsTimeOut) {
 TEST(LoadDriverTest, UnreachableServerCountsConnectErrors) {
   std::unique_ptr<Workload> workload = MakeSyntheticWorkload(WorkloadConfig{});
   net::HttpClient client;
-  LoadDriver driver(client, *workload, Endpoint::kCompletions, true);
+  LoadDriver driver(client, *workload, RequestOptions{Endpoint::kCompletions, "", true});
   std::string url = "http://127.0.0.1:" + std::to_string(UnusedPort());
   RoundRun run = driver.Run(Target{"", url, "m", {}}, {.point = {2, 0}, .num_requests = 6}, nullptr);
   RoundMetrics m = Metrics(run);

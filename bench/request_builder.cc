@@ -14,6 +14,7 @@ void AddStreamFields(const RequestOptions& options, int64_t max_tokens, Json& bo
     body["max_tokens"] = max_tokens;
   }
   if (options.ignore_eos && max_tokens > 0) body["ignore_eos"] = true;
+  if (options.temperature && !body.contains("temperature")) body["temperature"] = *options.temperature;
   body["stream"] = true;
   body["stream_options"] = {{"include_usage", true}};
 }

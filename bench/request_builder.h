@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -15,6 +16,7 @@ struct RequestOptions {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model;        // omitted from the body when empty
   bool ignore_eos = true;   // so that max_tokens is the output length
+  std::optional<double> temperature;  // sent unless a jsonl body names its own; unset: the server's default
 };
 
 struct BuiltRequest {

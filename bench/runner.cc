@@ -139,7 +139,8 @@ StatusOr<BenchReport> RunBenchmark(BenchConfig config, ProgressSink* progress) {
     }
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Workload> workload, MakeWorkload(report.config.workload));
-  LoadDriver driver(client, *workload, report.config.endpoint, report.config.ignore_eos);
+  LoadDriver driver(client, *workload,
+                    RequestOptions{report.config.endpoint, "", report.config.ignore_eos, report.config.temperature});
   PointRunner runner(driver, client, report, progress);
   for (size_t p = 0; p < report.config.points.size(); ++p) runner.Run(p);
   return report;

@@ -99,6 +99,9 @@ TEST(WorkloadTest, CompletionBodyAsksForAStreamWithUsage) {
   body = Json::parse(BuildRequest({Endpoint::kCompletions, "", false}, s, 0, {}, 0).body);
   EXPECT_FALSE(body.contains("model"));
   EXPECT_FALSE(body.contains("ignore_eos"));
+  EXPECT_FALSE(body.contains("temperature"));  // unset: the server's default
+  body = Json::parse(BuildRequest({Endpoint::kCompletions, "", false, 0.0}, s, 0, {}, 0).body);
+  EXPECT_EQ(body["temperature"], 0.0);
 }
 
 TEST(WorkloadTest, MultiTurnResendsTheHistory) {

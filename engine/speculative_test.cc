@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "engine/draft_proposer.h"
 #include "engine/engine_test_util.h"
 #include "engine/sampler.h"
 #include "engine/speculative.h"
@@ -239,6 +240,27 @@ class SpeculativeEngineTest : public testing_util::ModelEngineTest<ModelSpec> {
 };
 
 TYPED_TEST_SUITE(SpeculativeEngineTest, SpeculationModels);
+
+// The target as its own draft: batch invariance makes the draft's logits those the target
+// computes, however the passes are chunked, so every greedy guess is accepted -- a check
+// that the draft's cache follows each sequence exactly through acceptance and rollback.
+TYPED_TEST(SpeculativeEngineTest, TheTargetAsItsOwnDraftIsAlwaysRight) {
+  using Base = testing_util::ModelEngineTest<TypeParam>;
+  const std::vector<EngineRequest> requests = this->Requests(12, 21);
+  EngineOptions options = this->Tight(512);
+  options.num_speculative_tokens = 3;
+  options.speculative_max_decodes = 64;
+  auto plain = Base::StartEngine(options);
+  const std::vector<std::vector<int32_t>> expected = this->RunAll(*plain, requests, true);
+  auto proposer = DraftModelProposer::Create(*Base::model_, Base::model_->config().vocab_size, 4, 512);
+  ASSERT_TRUE(proposer.ok()) << proposer.status().ToString();
+  options.proposer = std::move(*proposer);
+  auto engine = Base::StartEngine(options);
+  EXPECT_EQ(this->RunAll(*engine, requests, true), expected);
+  const EngineStats stats = engine->Stats();
+  EXPECT_GT(stats.spec_decode_num_draft_tokens, 0);
+  EXPECT_EQ(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
+}
 
 TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchOne) { this->ExpectSameWithSpeculation(false); }
 

@@ -2,7 +2,8 @@
 # Starts two `surge serve` on MODEL_DIR with different flags and runs `surge bench --compare`
 # against them (rounds alternate A, B, so machine noise hits both alike), then stops both.
 #   scripts/bench_compare.sh MODEL_DIR OUT_PREFIX "SERVE FLAGS A" "SERVE FLAGS B" "BENCH FLAGS"
-# Writes OUT_PREFIX.json / .csv / .html and each server's prefix-cache metrics (OUT_PREFIX.metrics_{a,b}.txt).
+# Writes OUT_PREFIX.json / .csv / .html and each server's prefix-cache, preemption and spec_decode
+# metrics (OUT_PREFIX.metrics_{a,b}.txt).
 # Prefix caching on vs off, multi-turn (docs/DECISIONS.md has the numbers; the random-weight
 # models of tools/make_tiny_model.py have no chat template, hence the plain one given):
 #   S="--quantize int8 --kv-cache-memory 3GiB --chat-template scripts/bench_chat_template.jinja"
@@ -33,5 +34,5 @@ build/surge bench --compare "http://127.0.0.1:$port_a" "http://127.0.0.1:$port_b
   --csv "$out.csv" --html "$out.html" $bench_flags
 for side in a b; do
   port=$port_a && [ $side = b ] && port=$port_b
-  curl -s "http://127.0.0.1:$port/metrics" | grep -E '^surge_(prefix_cache|num_preemptions)' >"$out.metrics_$side.txt" || true
+  curl -s "http://127.0.0.1:$port/metrics" | grep -E '^surge_(prefix_cache|num_preemptions|spec_decode)' >"$out.metrics_$side.txt" || true
 done
