@@ -14,7 +14,7 @@ namespace {
 
 // Bytes for the KV cache: the configured amount, a fraction of free memory, or by
 // default enough for every sequence at full context, capped at a fraction of free memory.
-int64_t KvCacheBytes(const ServeConfig& config, const Model& model) {
+int64_t KvCacheBytes(const ServeConfig& config, const ModelExecutor& model) {
   if (config.engine.kv_cache_bytes > 0) return config.engine.kv_cache_bytes;
   const int64_t available = AvailableMemoryBytes();
   if (config.kv_cache_fraction > 0) return static_cast<int64_t>(config.kv_cache_fraction * available);

@@ -46,7 +46,7 @@ std::vector<int32_t> EosTokenIds(const Tokenizer& tokenizer, const ModelConfig& 
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& tokenizer,
+StatusOr<std::unique_ptr<Engine>> Engine::Create(ModelExecutor& model, const Tokenizer& tokenizer,
                                                  const EngineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   const KvLayout layout = model.kv_layout(options.block_size, options.kv_dtype);
@@ -75,7 +75,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer& 
       new Engine(model, tokenizer, options, static_cast<int32_t>(num_blocks)));
 }
 
-Engine::Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
+Engine::Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOptions& options,
                int32_t num_kv_blocks)
     : model_(model),
       tokenizer_(tokenizer),

@@ -24,7 +24,7 @@
 #include "engine/scheduling_policy.h"
 #include "engine/speculative.h"
 #include "kv/kv_cache_manager.h"
-#include "model/model.h"
+#include "model/executor.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -60,7 +60,7 @@ class Engine final : public EngineClient {
   // `model` and `tokenizer` are borrowed and must outlive the engine. Errors: options out
   // of range, or a KV budget smaller than one block. Requests too large for the pool are
   // refused one by one at Submit.
-  static StatusOr<std::unique_ptr<Engine>> Create(Model& model, const Tokenizer& tokenizer,
+  static StatusOr<std::unique_ptr<Engine>> Create(ModelExecutor& model, const Tokenizer& tokenizer,
                                                   const EngineOptions& options);
   ~Engine() override;  // Stop()
 
@@ -80,7 +80,7 @@ class Engine final : public EngineClient {
   int32_t num_kv_blocks() const { return num_kv_blocks_; }
 
  private:
-  Engine(Model& model, const Tokenizer& tokenizer, const EngineOptions& options,
+  Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOptions& options,
          int32_t num_kv_blocks);
   Status Validate(const EngineRequest& request) const;
   Status ValidateEmbedding(const EngineRequest& request) const;
@@ -112,7 +112,7 @@ class Engine final : public EngineClient {
   EngineStats CurrentStats(bool ready) const;
   void FailAll(const Status& error);
 
-  Model& model_;
+  ModelExecutor& model_;
   const Tokenizer& tokenizer_;
   const EngineOptions options_;
   const int32_t num_kv_blocks_;

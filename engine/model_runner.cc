@@ -4,7 +4,7 @@
 
 namespace surge {
 
-ModelRunner::ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks)
+ModelRunner::ModelRunner(ModelExecutor& model, const KvLayout& layout, int32_t num_blocks)
     : model_(model),
       vocab_size_(static_cast<int32_t>(model.config().vocab_size)),
       hidden_size_(static_cast<int32_t>(model.config().hidden_size)),
@@ -39,7 +39,7 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
   logits_.resize(logits_rows_.size() * static_cast<size_t>(vocab_size_));
   hidden_.resize(hidden_rows_.size() * static_cast<size_t>(hidden_size_));
   const ForwardBatch batch{token_ids_, chunks_, logits_rows_, hidden_rows_};
-  model_.Forward(batch, storage_, logits_, hidden_);
+  model_.Run(batch, storage_, logits_, hidden_);
   return logits_;
 }
 

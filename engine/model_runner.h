@@ -11,14 +11,14 @@
 #include "engine/scheduler.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
-#include "model/model.h"
+#include "model/executor.h"
 
 namespace surge {
 
 class ModelRunner {
  public:
   // Allocates the KV storage: num_blocks blocks of `layout` (model.kv_layout()).
-  ModelRunner(Model& model, const KvLayout& layout, int32_t num_blocks);
+  ModelRunner(ModelExecutor& model, const KvLayout& layout, int32_t num_blocks);
 
   // Runs all chunks of `plan` in one forward pass; K/V go where `kv` block tables say.
   // Returns the logits, in plan order, valid until the next Run: per chunk its
@@ -40,7 +40,7 @@ class ModelRunner {
   const KvStorage& storage() const { return storage_; }
 
  private:
-  Model& model_;
+  ModelExecutor& model_;
   const int32_t vocab_size_;
   const int32_t hidden_size_;
   KvStorage storage_;

@@ -21,6 +21,7 @@
 #include "kv/kv_storage.h"
 #include "model/config.h"
 #include "model/decoder_parts.h"
+#include "model/executor.h"
 #include "model/forward_batch.h"
 
 namespace surge {
@@ -67,7 +68,8 @@ std::string LoadOptionsName(const LoadOptions& options);
 // sums for int8/int4 -- see kernels/matmul.h), RMSNorm / RoPE / SiLU / residual adds are
 // per row, and attention of a (token, kv head) reads only its own sequence's K/V through
 // its block table. Threads split rows and tiles, never a single dot product.
-class Model {
+// The CPU executor.
+class Model final : public ModelExecutor {
  public:
   // Reads DIR/config.json and the safetensors weights (F32/F16/BF16, sharded or not),
   // checking every tensor's shape, and converts the linear layers to `options`' format
@@ -80,15 +82,12 @@ class Model {
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& model_dir, ThreadPool* pool,
                                                const LoadOptions& options = {});
 
-  const ModelConfig& config() const { return config_; }
+  const ModelConfig& config() const override { return config_; }
   const LoadOptions& load_options() const { return options_; }
-  // Bytes of all linear-layer weights (what one decode step streams from memory).
-  int64_t linear_weight_bytes() const;
-  // The formats the linear layers are held in, e.g. "int8" or "int4-g32+int8" (a GGUF
-  // file's tensor types decide them, not the load options).
-  std::string linear_weight_formats() const;
-  // The KV cache layout for this model: rows of head_dim values in `dtype`.
-  KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const;
+  int64_t linear_weight_bytes() const override;
+  // A GGUF file's tensor types decide the formats, not the load options.
+  std::string linear_weight_formats() const override;
+  KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const override;
 
   // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and
   // [batch.hidden_rows.size(), hidden_size] final-normed hidden states, and stores the
@@ -98,6 +97,11 @@ class Model {
   // the activations are reused (grown to the largest batch seen, never shrunk).
   void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
                std::span<float> hidden = {});
+  // ModelExecutor: the same as Forward.
+  void Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
+           std::span<float> hidden = {}) override {
+    Forward(batch, kv, logits, hidden);
+  }
 
  private:
   struct Layer {
