@@ -14,7 +14,7 @@ int32_t Argmax(std::span<const float> row) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<DraftModelProposer>> DraftModelProposer::Create(Model& draft, int64_t target_vocab_size,
+StatusOr<std::unique_ptr<DraftModelProposer>> DraftModelProposer::Create(ModelExecutor& draft, int64_t target_vocab_size,
                                                                          int32_t block_size, int32_t num_blocks) {
   if (draft.config().vocab_size != target_vocab_size) {
     return InvalidArgumentError("the draft model's vocabulary (" + std::to_string(draft.config().vocab_size) +
@@ -26,7 +26,7 @@ StatusOr<std::unique_ptr<DraftModelProposer>> DraftModelProposer::Create(Model& 
       new DraftModelProposer(draft, draft.kv_layout(block_size), num_blocks));
 }
 
-DraftModelProposer::DraftModelProposer(Model& draft, const KvLayout& layout, int32_t num_blocks)
+DraftModelProposer::DraftModelProposer(ModelExecutor& draft, const KvLayout& layout, int32_t num_blocks)
     : draft_(draft),
       kv_(layout, num_blocks, PrefixCacheOptions{.enabled = false}),
       storage_(layout, num_blocks) {}
@@ -69,7 +69,7 @@ void DraftModelProposer::Propose(std::span<const ProposalRequest> requests) {
 void DraftModelProposer::RunPass() {
   const size_t vocab = static_cast<size_t>(draft_.config().vocab_size);
   logits_.resize(logits_rows_.size() * vocab);
-  draft_.Forward(ForwardBatch{token_ids_, chunks_, logits_rows_}, storage_, logits_);
+  draft_.Run(ForwardBatch{token_ids_, chunks_, logits_rows_}, storage_, logits_);
   size_t row = 0;
   for (const Feed& feed : feeds_) {
     Sequence& seq = *feed.seq;

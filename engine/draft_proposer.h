@@ -20,7 +20,7 @@
 #include "engine/speculative.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
-#include "model/model.h"
+#include "model/executor.h"
 
 namespace surge {
 
@@ -28,7 +28,7 @@ class DraftModelProposer final : public Proposer {
  public:
   // `draft` is borrowed and must outlive the proposer; its vocabulary must equal the
   // target's (`target_vocab_size`). Its KV cache holds num_blocks blocks of block_size.
-  static StatusOr<std::unique_ptr<DraftModelProposer>> Create(Model& draft, int64_t target_vocab_size,
+  static StatusOr<std::unique_ptr<DraftModelProposer>> Create(ModelExecutor& draft, int64_t target_vocab_size,
                                                               int32_t block_size, int32_t num_blocks);
 
   SpeculativeMethod method() const override { return SpeculativeMethod::kDraft; }
@@ -37,7 +37,7 @@ class DraftModelProposer final : public Proposer {
   int32_t num_sequences() const { return static_cast<int32_t>(known_.size()); }  // tests
 
  private:
-  DraftModelProposer(Model& draft, const KvLayout& layout, int32_t num_blocks);
+  DraftModelProposer(ModelExecutor& draft, const KvLayout& layout, int32_t num_blocks);
   // Drops the state of every sequence not in `requests`.
   void Sweep(std::span<const ProposalRequest> requests);
   // Truncates `seq`'s draft state to what it shares with seq.token_ids and reserves room
@@ -46,7 +46,7 @@ class DraftModelProposer final : public Proposer {
   // One draft pass over batch_; the argmax of each sequence's last row goes to its guesses.
   void RunPass();
 
-  Model& draft_;
+  ModelExecutor& draft_;
   KvCacheManager kv_;
   KvStorage storage_;
   // Per sequence: the tokens whose K/V the draft cache holds, positions [0, size).
