@@ -13,7 +13,7 @@
 // AMX against AVX-512/VNNI (batched decode m = 32, 64 and prefill m = 512 on the 110M
 // shapes and a 4096 x 4096 one; BM_Limits' amx_* counters are the tile peak of the same
 // binary; the AMX lines skip where the CPU has none):
-//   build/kernels/matmul_bench --benchmark_filter='BM_Limits|BM_MatMulAmx'
+//   build/matmul_bench --benchmark_filter='BM_Limits|BM_MatMulAmx'
 #include <benchmark/benchmark.h>
 
 #include <chrono>

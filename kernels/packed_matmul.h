@@ -96,6 +96,7 @@ bool AmxBf16Enabled();
 
 // The kernel MatMul runs for m rows: DefaultPackedKernel, or AMX as above.
 PackedKernel PackedKernelFor(WeightDType dtype, SimdLevel level, int64_t m);
+
 // Every kernel that can run this dtype on this level, the default first (the others are
 // the measured alternatives, kept for tests and benchmarks).
 std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level);
