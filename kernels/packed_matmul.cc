@@ -102,11 +102,21 @@ bool AmxBf16Enabled() {
   return enabled;
 }
 
+bool AmxEmulated() {
+  static const bool emulated = [] {
+    const char* env = std::getenv("SURGE_AMX_EMULATE");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+  }();
+  return emulated;
+}
+
 PackedKernel PackedKernelFor(WeightDType dtype, SimdLevel level, int64_t m) {
-  if (level >= SimdLevel::kAmx) {
+  const bool emulated = AmxEmulated() && level >= SimdLevel::kAvx512Bf16;
+  if (level >= SimdLevel::kAmx || emulated) {
+    auto amx = [&] { return emulated ? AmxEmulatedKernel(dtype) : AmxKernel(dtype); };
     const bool integer = dtype == WeightDType::kInt8 || dtype == WeightDType::kInt4;
-    if (integer && m >= kAmxMinRows) return AmxKernel(dtype);
-    if (dtype == WeightDType::kBF16 && AmxBf16Enabled()) return AmxKernel(dtype);
+    if (integer && m >= kAmxMinRows) return amx();
+    if (dtype == WeightDType::kBF16 && AmxBf16Enabled()) return amx();
   }
   return DefaultPackedKernel(dtype, level);
 }

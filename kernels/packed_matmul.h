@@ -94,6 +94,12 @@ constexpr int64_t kAmxMinRows = 16;
 // kernel's, so outputs (and the bf16 goldens' distances) change; see matmul.h.
 bool AmxBf16Enabled();
 
+// True when SURGE_AMX_EMULATE=1 (tests): MatMul then makes the AMX choices above on any
+// AVX512_BF16 level, with the emulated tiles (AmxEmulatedKernel) -- how ctest's
+// model_test_amx_emulated runs the model's invariance and accuracy tests through the AMX
+// kernels' logic on machines without AMX.
+bool AmxEmulated();
+
 // The kernel MatMul runs for m rows: DefaultPackedKernel, or AMX as above.
 PackedKernel PackedKernelFor(WeightDType dtype, SimdLevel level, int64_t m);
 
