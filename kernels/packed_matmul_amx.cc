@@ -1,7 +1,7 @@
 // AMX kernels for panel-layout weights: int8 (tdpbusd), int4 (nibbles widened to bytes
-// in a scratch per group, then tdpbsud) and bf16 (tdpbf16ps). One tile op multiplies a
-// 16 x 64-byte block of x by a 64-byte x 16 block of W: 16 K products per instruction
-// where vpdpbusd does 64.
+// in a scratch per group, then tdpbsud) and bf16 (tdpbf16ps). One tile op multiplies 16
+// rows of x by 16 outputs' weights over 64 k (bf16: 32): 16,384 products per instruction
+// where vpdpbusd does 64 (bf16: 8,192 against vdpbf16ps's 32).
 //
 // The panel layouts are already what a B tile wants (weight_matrix.h): 16 outputs x one
 // k-quad (int8) or k-pair (bf16) per 64 bytes, so a B tile is 16 consecutive 64-byte rows
