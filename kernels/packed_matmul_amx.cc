@@ -274,45 +274,30 @@ void AmxTile(const PackedProblem& p, int64_t m_begin, int64_t m_end, int64_t pan
   }
 }
 
+// The tile functions, one per dtype and tile implementation, compiled in this target
+// region; the PackedKernel factories sit outside it (as in the other ISA files), because
+// tests call them on any CPU.
 template <class T>
-internal::PackedKernel MakeKernel(WeightDType dtype, const char* int8_name, const char* int4_name,
-                                  const char* bf16_name) {
-  internal::PackedKernel k;
-  switch (dtype) {
-    case WeightDType::kInt8:
-      k = {int8_name, internal::ActivationFormat::kU8Offset, internal::PrepareU8OffsetAvx512,
-           AmxTile<Int8Amx<T>>, true, 1};
-      break;
-    case WeightDType::kInt4:
-      k = {int4_name, internal::ActivationFormat::kS8Groups, internal::PrepareS8GroupsAvx512,
-           AmxTile<Int4Amx<T>>, true, 1};
-      break;
-    case WeightDType::kBF16:
-      k = {bf16_name, internal::ActivationFormat::kBf16, internal::Avx512Bf16DotKernel().prepare,
-           AmxTile<Bf16Amx<T>>, false, 1};
-      break;
-    case WeightDType::kF32:
-      return internal::Avx512Kernel(dtype);
-  }
-  k.pad_rows_to = kTileRows;
-  return k;
+void TileInt8(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  AmxTile<Int8Amx<T>>(p, m0, m1, p0, p1);
 }
-
-}  // namespace
-
-namespace internal {
-
-PackedKernel AmxKernel(WeightDType dtype) {
-  return MakeKernel<HardwareTiles>(dtype, "int8/amx/tdpbusd", "int4/amx/tdpbsud",
-                                   "bf16/amx/tdpbf16ps");
+template <class T>
+void TileInt4(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  AmxTile<Int4Amx<T>>(p, m0, m1, p0, p1);
 }
-
-PackedKernel AmxEmulatedKernel(WeightDType dtype) {
-  return MakeKernel<EmulatedTiles>(dtype, "int8/amx-emulated", "int4/amx-emulated",
-                                   "bf16/amx-emulated");
+template <class T>
+void TileBf16(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  AmxTile<Bf16Amx<T>>(p, m0, m1, p0, p1);
 }
+template void TileInt8<HardwareTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
+template void TileInt4<HardwareTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
+template void TileBf16<HardwareTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
+template void TileInt8<EmulatedTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
+template void TileInt4<EmulatedTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
+template void TileBf16<EmulatedTiles>(const PackedProblem&, int64_t, int64_t, int64_t, int64_t);
 
-int64_t AmxDotLoop(bool bf16, int64_t iterations) {
+// AmxDotLoop's body.
+int64_t DotLoop(bool bf16, int64_t iterations) {
   // 0x3c in every byte: int8 60, bf16 ~0.0115 -- nonzero (no shortcut on zeros), and
   // the sums stay finite (int32 sums wrap harmlessly).
   alignas(64) uint8_t operand[kTileBytes];
@@ -340,6 +325,47 @@ int64_t AmxDotLoop(bool bf16, int64_t iterations) {
   return iterations * 4 * 2 * kTileRows * 16 * k_per_op;
 }
 
-}  // namespace internal
+}  // namespace
 }  // namespace surge
 #pragma GCC pop_options
+
+namespace surge::internal {
+namespace {
+
+template <class T>
+PackedKernel MakeKernel(WeightDType dtype, const char* int8_name, const char* int4_name,
+                        const char* bf16_name) {
+  PackedKernel k;
+  switch (dtype) {
+    case WeightDType::kInt8:
+      k = {int8_name, ActivationFormat::kU8Offset, PrepareU8OffsetAvx512, TileInt8<T>, true, 1};
+      break;
+    case WeightDType::kInt4:
+      k = {int4_name, ActivationFormat::kS8Groups, PrepareS8GroupsAvx512, TileInt4<T>, true, 1};
+      break;
+    case WeightDType::kBF16:
+      k = {bf16_name, ActivationFormat::kBf16, Avx512Bf16DotKernel().prepare, TileBf16<T>, false,
+           1};
+      break;
+    case WeightDType::kF32:
+      return Avx512Kernel(dtype);
+  }
+  k.pad_rows_to = kTileRows;
+  return k;
+}
+
+}  // namespace
+
+PackedKernel AmxKernel(WeightDType dtype) {
+  return MakeKernel<HardwareTiles>(dtype, "int8/amx/tdpbusd", "int4/amx/tdpbsud",
+                                   "bf16/amx/tdpbf16ps");
+}
+
+PackedKernel AmxEmulatedKernel(WeightDType dtype) {
+  return MakeKernel<EmulatedTiles>(dtype, "int8/amx-emulated", "int4/amx-emulated",
+                                   "bf16/amx-emulated");
+}
+
+int64_t AmxDotLoop(bool bf16, int64_t iterations) { return DotLoop(bf16, iterations); }
+
+}  // namespace surge::internal
