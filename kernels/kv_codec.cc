@@ -155,6 +155,7 @@ const KvRowOps& KvRowOpsFor(SimdLevel level, KvDType dtype) {
     case SimdLevel::kAvx512:
     case SimdLevel::kAvx512Vnni:
     case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAmx:
       return Avx512KvRowOps(dtype);
     case SimdLevel::kAvx2:
       return Avx2KvRowOps(dtype);

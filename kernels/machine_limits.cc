@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/packed_matmul.h"
 #include "kernels/packed_weight.h"
 #include "kernels/simd.h"
 
@@ -153,6 +154,17 @@ double MeasureBf16DotPeak(ThreadPool& pool, double seconds) {
   return per_item / 1e9 * ItemsPerSecond(pool, seconds, DotChainsBf16);
 }
 
+// The tile ops live in packed_matmul_amx.cc, beside the kernels: one translation unit
+// then tracks which tile config each thread has loaded.
+double MeasureAmxPeak(ThreadPool& pool, bool bf16, double seconds) {
+  if (DetectedSimdLevel() < SimdLevel::kAmx) return 0;
+  constexpr int64_t kIterations = 1 << 16;
+  const double per_item = 2.0 * 4 * 16 * 16 * (bf16 ? 32 : 64) * kIterations;
+  return per_item / 1e9 * ItemsPerSecond(pool, seconds, [bf16](int64_t) {
+           return static_cast<float>(internal::AmxDotLoop(bf16, kIterations));
+         });
+}
+
 const MachineLimits& Limits(ThreadPool& pool) {
   static const MachineLimits limits = [&] {
     MachineLimits l;
@@ -160,6 +172,8 @@ const MachineLimits& Limits(ThreadPool& pool) {
     l.f32_fma_gflops = MeasureFmaPeak(pool, 0.3);
     l.int8_dot_gops = MeasureInt8DotPeak(pool, 0.3);
     l.bf16_dot_gflops = MeasureBf16DotPeak(pool, 0.3);
+    l.amx_int8_gops = MeasureAmxPeak(pool, /*bf16=*/false, 0.3);
+    l.amx_bf16_gflops = MeasureAmxPeak(pool, /*bf16=*/true, 0.3);
     return l;
   }();
   return limits;

@@ -14,6 +14,8 @@ struct MachineLimits {
   double f32_fma_gflops = 0;   // independent vfmadd chains, widest vectors, all threads
   double int8_dot_gops = 0;    // vpdpbusd chains (2 ops per u8 x s8 product); 0 without VNNI
   double bf16_dot_gflops = 0;  // vdpbf16ps chains; 0 without AVX512_BF16
+  double amx_int8_gops = 0;    // tdpbusd on 4 accumulator tiles per thread; 0 without AMX
+  double amx_bf16_gflops = 0;  // tdpbf16ps likewise
 };
 
 // GB/s of all pool threads reading `bytes` (allocated and touched here) for ~`seconds`.
@@ -23,8 +25,9 @@ double MeasureReadBandwidth(ThreadPool& pool, int64_t bytes, double seconds);
 double MeasureFmaPeak(ThreadPool& pool, double seconds);
 double MeasureInt8DotPeak(ThreadPool& pool, double seconds);
 double MeasureBf16DotPeak(ThreadPool& pool, double seconds);
+double MeasureAmxPeak(ThreadPool& pool, bool bf16, double seconds);
 
-// All four, measured once per process (about two seconds) on `pool`.
+// All of them, measured once per process (about two seconds) on `pool`.
 const MachineLimits& Limits(ThreadPool& pool);
 
 }  // namespace surge

@@ -22,6 +22,7 @@ internal::MatMulTileFn TileFnFor(SimdLevel level) {
     case SimdLevel::kAvx512:
     case SimdLevel::kAvx512Vnni:
     case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAmx:
       return internal::MatMulTileAvx512;
     case SimdLevel::kAvx2:
       return internal::MatMulTileAvx2;
@@ -86,7 +87,7 @@ void MatMulWithLevel(SimdLevel level, const float* x, int64_t m, const WeightMat
                      const float* bias, float* y, ThreadPool* pool) {
   CHECK(level <= DetectedSimdLevel());
   if (w.layout == WeightLayout::kPanels) {
-    return internal::PackedMatMul(internal::DefaultPackedKernel(w.dtype, level), x, m, w, bias, y,
+    return internal::PackedMatMul(internal::PackedKernelFor(w.dtype, level, m), x, m, w, bias, y,
                                   pool);
   }
   CHECK(w.dtype == WeightDType::kF32) << "MatMul: row-major weights must be f32";

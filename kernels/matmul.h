@@ -24,7 +24,18 @@ namespace surge {
 //   a panel of 16 weights of that k), then + bias; K is never split across blocks;
 // - packed int8 / int4: x row i is quantized on its own (scale from its own max), the
 //   dot products are exact int32 sums (order cannot matter), and the f32 epilogue is a
-//   fixed per-output formula (per group, in group order, for int4).
+//   fixed per-output formula (per group, in group order, for int4). The AMX kernels
+//   (tdpbusd / tdpbsud) compute the same integers and the same epilogue, so MatMul
+//   switching to them at m >= internal::kAmxMinRows changes no bit: these formats are
+//   batch-invariant across the switch and equal the scalar kernel on every level.
+// - packed bf16 on AMX (only with SURGE_AMX_BF16=1, then at every m): x rounded to
+//   bf16 per row, then per output tile ops over k-blocks of 32 ascending (the
+//   hardware's fixed order inside a block), the K mod 32 tail by vdpbf16ps, + bias.
+//   That chain depends only on x row i, W row n and K, so it is batch- and
+//   thread-invariant -- but it is neither the widening kernel's f32 chain nor
+//   vdpbf16ps's, which is why it is opt-in: it must run at every m (a switch by m would
+//   break invariance), and it changes the bf16 model's logits (x's extra rounding).
+// - f32 weights never take AMX (rounding them to bf16 would be the bf16 format).
 // Block shapes may change with m; they never change these per-output computations.
 void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y,
             ThreadPool* pool);

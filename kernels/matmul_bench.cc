@@ -9,6 +9,11 @@
 //
 //   build-kern/matmul_bench --benchmark_filter='BM_Limits|MatMul/.*/m:1/'
 // SURGE_BENCH_THREADS=1 runs everything on one core.
+//
+// AMX against AVX-512/VNNI (batched decode m = 32, 64 and prefill m = 512 on the 110M
+// shapes and a 4096 x 4096 one; BM_Limits' amx_* counters are the tile peak of the same
+// binary; the AMX lines skip where the CPU has none):
+//   build/matmul_bench --benchmark_filter='BM_Limits|BM_MatMulAmx'
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -45,6 +50,8 @@ const WeightFormat kFormats[] = {{WeightDType::kF32},
                                  {WeightDType::kInt4, 32},
                                  {WeightDType::kInt4, 128}};
 constexpr int kRowMajor = 5;
+// The kernel argument that names internal::AmxKernel (not in every CPU's list).
+constexpr int kAmxKernel = 99;
 
 void BM_Limits(benchmark::State& state) {
   MachineLimits l;
@@ -53,6 +60,8 @@ void BM_Limits(benchmark::State& state) {
   state.counters["f32_fma_GFLOP/s"] = l.f32_fma_gflops;
   state.counters["int8_dot_GOP/s"] = l.int8_dot_gops;
   state.counters["bf16_dot_GFLOP/s"] = l.bf16_dot_gflops;
+  state.counters["amx_int8_GOP/s"] = l.amx_int8_gops;
+  state.counters["amx_bf16_GFLOP/s"] = l.amx_bf16_gflops;
   state.counters["threads"] = Pool().num_threads();
 }
 BENCHMARK(BM_Limits)->Iterations(1)->Unit(benchmark::kMillisecond);
@@ -60,6 +69,10 @@ BENCHMARK(BM_Limits)->Iterations(1)->Unit(benchmark::kMillisecond);
 // The peak a kernel's multiply-adds are bounded by.
 double PeakFor(const internal::PackedKernel& kernel) {
   const MachineLimits& l = Limits(Pool());
+  if (kernel.pad_rows_to > 1) {  // the AMX kernels
+    return kernel.activations == internal::ActivationFormat::kBf16 ? l.amx_bf16_gflops
+                                                                   : l.amx_int8_gops;
+  }
   switch (kernel.activations) {
     case internal::ActivationFormat::kU8Offset:
     case internal::ActivationFormat::kS8Groups:
@@ -93,10 +106,14 @@ void BM_MatMul(benchmark::State& state) {
                 k = state.range(4);
   const bool row_major = format_index == kRowMajor;
   const WeightFormat format = row_major ? WeightFormat{} : kFormats[format_index];
-  const auto kernels = internal::PackedKernels(format.dtype, DetectedSimdLevel());
-  if (kernel_index >= static_cast<int64_t>(kernels.size()))
+  auto kernels = internal::PackedKernels(format.dtype, DetectedSimdLevel());
+  if (kernel_index == kAmxKernel) {
+    if (DetectedSimdLevel() < SimdLevel::kAmx) return state.SkipWithError("no AMX on this CPU");
+    kernels = {internal::AmxKernel(format.dtype)};
+  } else if (kernel_index >= static_cast<int64_t>(kernels.size())) {
     return state.SkipWithError("no such kernel on this CPU");
-  const internal::PackedKernel& kernel = kernels[kernel_index];
+  }
+  const internal::PackedKernel& kernel = kernels[kernel_index == kAmxKernel ? 0 : kernel_index];
   std::mt19937 rng(0);
   std::normal_distribution<float> dist(0.0f, 0.03f);
   std::vector<float> x(m * k), w(n * k), y(m * n);
@@ -152,6 +169,27 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_MatMul)->Apply(Shapes)->UseRealTime()->MinTime(0.3)->Unit(benchmark::kMicrosecond);
+
+// AMX beside the default kernel of each format (and bf16's vdpbf16ps) where AMX pays:
+// batched decode and prefill rows, on the 110M shapes (N x K: attention 768 x 768, FFN
+// up 2048 x 768 and down 768 x 2048) and a 7B-sized 4096 x 4096.
+void AmxShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"format", "kernel", "m", "n", "k"});
+  const std::pair<int64_t, int64_t> shapes[] = {{768, 768}, {2048, 768}, {768, 2048}, {4096, 4096}};
+  for (int format : {1, 2, 3, 4}) {
+    for (int kernel : {0, 1, kAmxKernel}) {
+      if (kernel == 1 && format != 1) continue;  // only bf16 has a second kernel worth it here
+      for (auto [n, k] : shapes)
+        for (int64_t m : {32, 64, 512}) b->Args({format, kernel, m, n, k});
+    }
+  }
+}
+void BM_MatMulAmx(benchmark::State& state) { BM_MatMul(state); }
+BENCHMARK(BM_MatMulAmx)
+    ->Apply(AmxShapes)
+    ->UseRealTime()
+    ->MinTime(0.3)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace surge

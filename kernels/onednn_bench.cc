@@ -2,7 +2,8 @@
 // libdnnl, built only where it is installed) on the 110M Llama shapes in f32 and bf16,
 // against which matmul_bench's own kernels are read. Weights get oneDNN's preferred
 // layout once (format_tag::any, as PackedWeight packs ours); x is given in the weight
-// type. Also reports whether a row's result is the same bits alone as inside a batch
+// type (int8: u8 x against s8 W into f32, the VNNI/AMX kernels' operand types). Also
+// reports whether a row's result is the same bits alone as inside a batch
 // of m -- MatMul's batch-invariance contract, which a drop-in would have to keep.
 #include <benchmark/benchmark.h>
 
@@ -28,7 +29,8 @@ struct OneDnnMatMul {
   memory x, w, y;
 
   OneDnnMatMul(memory::data_type type, int64_t m, int64_t n, int64_t k, const memory& w_nk) {
-    const memory::desc x_md({m, k}, type, Tag::ab), y_md({m, n}, memory::data_type::f32, Tag::ab);
+    const memory::data_type x_type = type == memory::data_type::s8 ? memory::data_type::u8 : type;
+    const memory::desc x_md({m, k}, x_type, Tag::ab), y_md({m, n}, memory::data_type::f32, Tag::ab);
     const memory::desc w_any({k, n}, type, Tag::any);
     const dnnl::matmul::primitive_desc pd({x_md, w_any, y_md}, Engine());
     primitive = dnnl::matmul(pd);
@@ -64,7 +66,7 @@ memory Filled(memory::data_type type, const memory::dims& dims, Tag tag, std::mt
 double BatchInvariant(OneDnnMatMul& batch, memory::data_type type, int64_t m, int64_t n, int64_t k,
                       const memory& w_nk) {
   OneDnnMatMul single(type, 1, n, k, w_nk);
-  const size_t row_bytes = k * memory::data_type_size(type);
+  const size_t row_bytes = k * memory::data_type_size(batch.x.get_desc().data_type());
   batch.Run();
   for (int64_t i = 0; i < m; ++i) {
     std::memcpy(single.x.get_data_handle(),
@@ -78,28 +80,47 @@ double BatchInvariant(OneDnnMatMul& batch, memory::data_type type, int64_t m, in
   return 1;
 }
 
+const memory::data_type kTypes[] = {memory::data_type::f32, memory::data_type::bf16,
+                                    memory::data_type::s8};
+const char* const kTypeNames[] = {"f32", "bf16", "int8"};
+
 void BM_OneDnnMatMul(benchmark::State& state) {
-  const auto type = state.range(0) ? memory::data_type::bf16 : memory::data_type::f32;
+  const auto type = kTypes[state.range(0)];
   const int64_t m = state.range(1), n = state.range(2), k = state.range(3);
   std::mt19937 rng(0);
   const memory w_nk = Filled(type, {k, n}, Tag::ba, rng);  // W[n, k] row-major = (k, n) "ba"
   OneDnnMatMul mm(type, m, n, k, w_nk);
-  const memory x = Filled(type, {m, k}, Tag::ab, rng);
+  const memory x = Filled(mm.x.get_desc().data_type(), {m, k}, Tag::ab, rng);
   std::memcpy(mm.x.get_data_handle(), x.get_data_handle(), x.get_desc().get_size());
   for (auto _ : state) mm.Run();
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * m * n * k * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.counters["batch_invariant"] = m > 1 ? BatchInvariant(mm, type, m, n, k, w_nk) : 1;
-  state.SetLabel(std::string(state.range(0) ? "bf16" : "f32") + " isa " +
+  state.SetLabel(std::string(kTypeNames[state.range(0)]) + " isa " +
                  std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa())));
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"bf16", "m", "n", "k"});
-  for (int bf16 : {0, 1})
+  b->ArgNames({"type", "m", "n", "k"});
+  for (int type : {0, 1})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{768, 768}, {4096, 768}, {768, 2048}})
-      for (int64_t m : {1, 8, 128, 512}) b->Args({bf16, m, n, k});
+      for (int64_t m : {1, 8, 128, 512}) b->Args({type, m, n, k});
 }
+
+// matmul_bench's BM_MatMulAmx shapes, for the AMX comparison: bf16 and int8.
+void AmxShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"type", "m", "n", "k"});
+  for (int type : {1, 2})
+    for (auto [n, k] :
+         {std::pair<int64_t, int64_t>{768, 768}, {2048, 768}, {768, 2048}, {4096, 4096}})
+      for (int64_t m : {32, 64, 512}) b->Args({type, m, n, k});
+}
+void BM_OneDnnMatMulAmx(benchmark::State& state) { BM_OneDnnMatMul(state); }
+BENCHMARK(BM_OneDnnMatMulAmx)
+    ->Apply(AmxShapes)
+    ->UseRealTime()
+    ->MinTime(0.3)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OneDnnMatMul)
     ->Apply(Shapes)
     ->UseRealTime()

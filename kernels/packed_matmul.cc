@@ -4,6 +4,8 @@
 #include "kernels/packed_matmul.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "base/check.h"
 
@@ -43,7 +45,8 @@ PreparedActivations Prepare(const PackedKernel& kernel, const float* x, int64_t 
   if (kernel.activations == ActivationFormat::kF32) return a;
   a.stride = PreparedStride(kernel.activations, w);
   a.rows_per_block = kernel.rows_per_block;
-  a.data = GrowTo(t_scratch.data, CeilDiv(m, a.rows_per_block) * a.rows_per_block * a.stride);
+  const int64_t row_unit = std::max(a.rows_per_block, kernel.pad_rows_to);
+  a.data = GrowTo(t_scratch.data, CeilDiv(m, row_unit) * row_unit * a.stride);
   a.scales = GrowTo(t_scratch.scales, m);
   if (kernel.activations == ActivationFormat::kS8Groups) {
     a.group_size = w.group_size;
@@ -91,6 +94,33 @@ PackedKernel DefaultPackedKernel(WeightDType dtype, SimdLevel level) {
   return ScalarKernel(dtype);
 }
 
+bool AmxBf16Enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("SURGE_AMX_BF16");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+  }();
+  return enabled;
+}
+
+bool AmxEmulated() {
+  static const bool emulated = [] {
+    const char* env = std::getenv("SURGE_AMX_EMULATE");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+  }();
+  return emulated;
+}
+
+PackedKernel PackedKernelFor(WeightDType dtype, SimdLevel level, int64_t m) {
+  const bool emulated = AmxEmulated() && level >= SimdLevel::kAvx512Bf16;
+  if (level >= SimdLevel::kAmx || emulated) {
+    auto amx = [&] { return emulated ? AmxEmulatedKernel(dtype) : AmxKernel(dtype); };
+    const bool integer = dtype == WeightDType::kInt8 || dtype == WeightDType::kInt4;
+    if (integer && m >= kAmxMinRows) return amx();
+    if (dtype == WeightDType::kBF16 && AmxBf16Enabled()) return amx();
+  }
+  return DefaultPackedKernel(dtype, level);
+}
+
 std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level) {
   std::vector<PackedKernel> kernels = {DefaultPackedKernel(dtype, level)};
   auto add = [&](PackedKernel k) {
@@ -100,6 +130,7 @@ std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level) {
   };
   if (level >= SimdLevel::kAvx512Bf16 && dtype == WeightDType::kBF16) add(Avx512Bf16DotKernel());
   if (level >= SimdLevel::kAvx512 && dtype == WeightDType::kInt4) add(Avx512Kernel(dtype));
+  if (level >= SimdLevel::kAmx && dtype != WeightDType::kF32) add(AmxKernel(dtype));
   return kernels;
 }
 
@@ -107,6 +138,7 @@ void PackedMatMul(const PackedKernel& kernel, const float* x, int64_t m, const W
                   const float* bias, float* y, ThreadPool* pool) {
   DCHECK(w.layout == WeightLayout::kPanels);
   DCHECK(kRowsPerItem % kernel.rows_per_block == 0);  // items start on an interleave block
+  DCHECK(kRowsPerItem % kernel.pad_rows_to == 0);     // and on an AMX tile of rows
   if (m <= 0 || w.rows <= 0) return;
   const PackedProblem p{&w, x, Prepare(kernel, x, m, w, pool), bias, y};
   const int64_t num_panels = w.num_panels();

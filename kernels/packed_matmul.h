@@ -1,6 +1,6 @@
 // Internal: the interface between MatMul's driver for panel-layout weights
 // (packed_matmul.cc) and the kernels of each dtype and SIMD level
-// (packed_matmul_{scalar,avx2,avx512,avx512_vnni,avx512_bf16}.cc). Tests and
+// (packed_matmul_{scalar,avx2,avx512,avx512_vnni,avx512_bf16,amx}.cc). Tests and
 // benchmarks use it to run a named kernel; the model only calls MatMul.
 #pragma once
 
@@ -74,10 +74,35 @@ struct PackedKernel {
   bool same_bits_as_scalar = true;
   // The interleave R of the prepared activations (the kernel's largest row block).
   int64_t rows_per_block = 1;
+  // The scratch holds a multiple of this many rows (AMX: an A tile loads 16 rows; the
+  // rows past m hold stale bytes, and their outputs are never stored).
+  int64_t pad_rows_to = 1;
 };
 
-// The kernel MatMul uses for this dtype on this level (no allocation).
+// The kernel MatMul uses for this dtype on this level whatever the row count (no
+// allocation).
 PackedKernel DefaultPackedKernel(WeightDType dtype, SimdLevel level);
+
+// From this many rows MatMul runs int8/int4 on AMX where the level has it: the same bits
+// as the VNNI kernels (exact integer sums, same epilogue), so switching by m keeps batch
+// invariance. Below, most of a 16-row A tile would be padding (and decode is bound by
+// reading W, not by multiplying).
+constexpr int64_t kAmxMinRows = 16;
+
+// True when SURGE_AMX_BF16=1: bf16 weights then run on AMX (tdpbf16ps) at every m on the
+// AMX level. Off by default: x is rounded to bf16 and the chain is not the widening
+// kernel's, so outputs (and the bf16 goldens' distances) change; see matmul.h.
+bool AmxBf16Enabled();
+
+// True when SURGE_AMX_EMULATE=1 (tests): MatMul then makes the AMX choices above on any
+// AVX512_BF16 level, with the emulated tiles (AmxEmulatedKernel) -- how ctest's
+// model_test_amx_emulated runs the model's invariance and accuracy tests through the AMX
+// kernels' logic on machines without AMX.
+bool AmxEmulated();
+
+// The kernel MatMul runs for m rows: DefaultPackedKernel, or AMX as above.
+PackedKernel PackedKernelFor(WeightDType dtype, SimdLevel level, int64_t m);
+
 // Every kernel that can run this dtype on this level, the default first (the others are
 // the measured alternatives, kept for tests and benchmarks).
 std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level);
@@ -97,6 +122,16 @@ PackedKernel Avx2Kernel(WeightDType dtype);
 PackedKernel Avx512Kernel(WeightDType dtype);      // f32, bf16 (widened); int4 f32-dequantized
 PackedKernel Avx512VnniKernel(WeightDType dtype);  // int8, int4 with vpdpbusd
 PackedKernel Avx512Bf16DotKernel();                // bf16 with vdpbf16ps
+// AMX tiles (packed_matmul_amx.cc): int8 (tdpbusd), int4 (tdpbsud), bf16 (tdpbf16ps);
+// f32 gets Avx512Kernel (rounding f32 weights to bf16 per product would be the bf16
+// format by another name: pack them as bf16 instead).
+PackedKernel AmxKernel(WeightDType dtype);
+// The same kernels over a C++ model of the tile instructions (kernels/amx_tiles-inl.h):
+// tests run them on CPUs without AMX (they need AVX512_BF16 for their epilogues).
+PackedKernel AmxEmulatedKernel(WeightDType dtype);
+// `iterations` x 4 independent tile ops (tdpbf16ps or tdpbusd) on this thread; returns
+// the ops (2 per multiply-add) done. The benchmarks' tile peak; AMX level only.
+int64_t AmxDotLoop(bool bf16, int64_t iterations);
 
 // The activation converters in plain C++ (PrepareFn each): the definition the SIMD ones
 // match bit for bit (QuantizeActivationRow's q and scale).

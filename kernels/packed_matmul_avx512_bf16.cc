@@ -28,13 +28,6 @@ namespace {
 
 using internal::PackedProblem;
 
-// acc += the two bf16 x bf16 products of each lane (vdpbf16ps), as inline asm for the
-// reason DotU8S8 in packed_matmul_avx512_vnni.cc gives (GCC 12 spills the intrinsic's
-// tied accumulator).
-inline void DotBf16(__m512& acc, __m512i a, __m512i b) {
-  asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-}
-
 struct Bf16DotKernel {
   static constexpr int kMaxRows = 12;
   static constexpr int PanelsFor(int rows) { return rows <= 4 ? 4 : 2; }

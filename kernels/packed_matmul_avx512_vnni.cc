@@ -26,20 +26,6 @@ namespace {
 
 using internal::PackedProblem;
 
-// acc += the four u8 x s8 products of each lane (vpdpbusd). Inline asm, because GCC 12
-// keeps the intrinsic's tied accumulator in a stack slot as well, storing and copying
-// every one of them each iteration (half the kernel's instructions); the asm operand
-// "+v" keeps it in its register.
-inline void DotU8S8(__m512i& acc, __m512i u8, __m512i s8) {
-  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(s8));
-}
-
-inline __m512i Broadcast4(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
 // y[row, panel] = fma(v, w_scale * x_scale, bias) for the outputs that exist.
 inline void StoreScaled(const PackedProblem& p, int64_t row, int64_t panel, __m512 v,
                         __m512 w_scale_times_x_scale) {

@@ -189,6 +189,129 @@ TEST(PackedMatMulTest, QuantizedProductsStayWithinCodecBounds) {
   }
 }
 
+// The AMX kernels' layouts, K/M/N edges, epilogues and per-thread tile configs, through
+// the C++ model of the tile instructions (amx_tiles-inl.h), on any CPU with AVX512_BF16
+// (their epilogues and K tails): int8/int4 the scalar kernel's bits, bf16 within bounds;
+// M, N and K ragged around the 16-row, 16-column and 64-byte tile edges.
+const WeightFormat kAmxFormats[] = {{WeightDType::kBF16},     {WeightDType::kInt8},
+                                    {WeightDType::kInt4, 32}, {WeightDType::kInt4, 64},
+                                    {WeightDType::kInt4, 128}};
+
+bool CanRunEmulatedAmx() { return DetectedSimdLevel() >= SimdLevel::kAvx512Bf16; }
+bool CanRunAmx() { return DetectedSimdLevel() >= SimdLevel::kAmx; }
+
+void CheckAmxKernels(bool hardware, std::mt19937& rng, ThreadPool* pool) {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 1},   {17, 33},  {33, 64}, {70, 129},
+                                                {16, 200}, {48, 256}, {5, 100}, {31, 320}};
+  for (const WeightFormat& format : kAmxFormats) {
+    const PackedKernel kernel = hardware ? internal::AmxKernel(format.dtype)
+                                         : internal::AmxEmulatedKernel(format.dtype);
+    for (auto [n, k] : shapes) {
+      for (int64_t m : {1, 15, 16, 17, 33, 100, 130}) {
+        Problem pr{RandomVector(rng, m * k), RandomVector(rng, n * k, 0.1f), RandomVector(rng, n),
+                   m, n, k};
+        CheckKernel(kernel, DetectedSimdLevel(), format, pr, nullptr);
+        CheckKernel(kernel, DetectedSimdLevel(), format, pr, pool);
+      }
+    }
+  }
+}
+
+TEST(PackedMatMulAmxTest, EmulatedKernelsMatchScalarAndReference) {
+  if (!CanRunEmulatedAmx()) GTEST_SKIP() << "the emulated AMX kernels' epilogues need AVX512_BF16";
+  std::mt19937 rng(5);
+  ThreadPool pool(3);
+  CheckAmxKernels(/*hardware=*/false, rng, &pool);
+}
+
+TEST(PackedMatMulAmxTest, HardwareKernelsMatchScalarAndReference) {
+  if (!CanRunAmx()) {
+    GTEST_SKIP() << "no usable AMX here (CPUID AMX-TILE/INT8/BF16, XCR0 tile state and "
+                    "arch_prctl(ARCH_REQ_XCOMP_PERM) all needed); the emulated kernels ran";
+  }
+  std::mt19937 rng(5);
+  ThreadPool pool(4);  // every worker runs tiles, so every worker loads a tile config
+  CheckAmxKernels(/*hardware=*/true, rng, &pool);
+}
+
+// The hardware and the model agree bit for bit on the integer kernels; on bf16, where
+// the model's rounding is the SDM's and need not be the chip's, both meet the bounds.
+TEST(PackedMatMulAmxTest, HardwareIntegerKernelsEqualTheModel) {
+  if (!CanRunAmx()) GTEST_SKIP() << "no usable AMX here";
+  std::mt19937 rng(6);
+  ThreadPool pool(4);
+  const int64_t m = 77, n = 90, k = 333;
+  const std::vector<float> x = RandomVector(rng, m * k), w = RandomVector(rng, n * k, 0.1f);
+  for (const WeightFormat& format : kAmxFormats) {
+    if (format.dtype == WeightDType::kBF16) continue;
+    const PackedWeight packed = PackedWeight::Pack(w.data(), n, k, format);
+    std::vector<float> hardware(m * n), model(m * n);
+    internal::PackedMatMul(internal::AmxKernel(format.dtype), x.data(), m, packed.matrix(),
+                           nullptr, hardware.data(), &pool);
+    internal::PackedMatMul(internal::AmxEmulatedKernel(format.dtype), x.data(), m,
+                           packed.matrix(), nullptr, model.data(), nullptr);
+    ASSERT_EQ(0, std::memcmp(hardware.data(), model.data(), m * n * sizeof(float)))
+        << WeightDTypeName(format.dtype) << " group " << format.group_size;
+  }
+}
+
+// Batch invariance of each AMX kernel on its own (bf16 needs it: MatMul runs it at every
+// m), and, for int8/int4, across MatMul's switch at kAmxMinRows: a row alone on VNNI
+// equals the same row inside a batch on AMX.
+void CheckAmxBatchInvariance(bool hardware) {
+  std::mt19937 rng(7);
+  ThreadPool pool(4);
+  const int64_t n = 77, k = 203;
+  const std::vector<float> w = RandomVector(rng, n * k, 0.1f), bias = RandomVector(rng, n);
+  for (const WeightFormat& format : kAmxFormats) {
+    const PackedWeight packed = PackedWeight::Pack(w.data(), n, k, format);
+    const PackedKernel amx = hardware ? internal::AmxKernel(format.dtype)
+                                      : internal::AmxEmulatedKernel(format.dtype);
+    const bool integer = format.dtype != WeightDType::kBF16;
+    const PackedKernel single_kernel =
+        integer ? internal::Avx512VnniKernel(format.dtype) : amx;
+    for (int64_t m : {2, 15, 16, 17, 37, 100, 130}) {
+      std::vector<float> x = RandomVector(rng, m * k), batch(m * n), single(n);
+      internal::PackedMatMul(amx, x.data(), m, packed.matrix(), bias.data(), batch.data(), &pool);
+      for (int64_t i = 0; i < m; ++i) {
+        internal::PackedMatMul(single_kernel, &x[i * k], 1, packed.matrix(), bias.data(),
+                               single.data(), nullptr);
+        ASSERT_EQ(0, std::memcmp(single.data(), &batch[i * n], n * sizeof(float)))
+            << amx.name << " vs " << single_kernel.name << " m=" << m << " row " << i;
+      }
+    }
+  }
+}
+
+TEST(PackedMatMulAmxTest, EmulatedRowsDoNotDependOnTheBatch) {
+  if (!CanRunEmulatedAmx()) GTEST_SKIP() << "the emulated AMX kernels' epilogues need AVX512_BF16";
+  CheckAmxBatchInvariance(/*hardware=*/false);
+}
+
+TEST(PackedMatMulAmxTest, HardwareRowsDoNotDependOnTheBatch) {
+  if (!CanRunAmx()) GTEST_SKIP() << "no usable AMX here";
+  CheckAmxBatchInvariance(/*hardware=*/true);
+}
+
+// MatMul's choice on the AMX level (a pure function: runs on any CPU).
+TEST(PackedMatMulAmxTest, MatMulTakesAmxForIntegerWeightsFromSixteenRows) {
+  const SimdLevel amx = SimdLevel::kAmx;
+  for (WeightDType dtype : {WeightDType::kInt8, WeightDType::kInt4}) {
+    EXPECT_EQ(internal::PackedKernelFor(dtype, amx, internal::kAmxMinRows - 1).tile,
+              internal::Avx512VnniKernel(dtype).tile);
+    EXPECT_EQ(internal::PackedKernelFor(dtype, amx, internal::kAmxMinRows).tile,
+              internal::AmxKernel(dtype).tile);
+    EXPECT_EQ(internal::PackedKernelFor(dtype, SimdLevel::kAvx512Bf16, 512).tile,
+              internal::Avx512VnniKernel(dtype).tile);
+  }
+  const bool bf16_on = internal::AmxBf16Enabled();
+  for (int64_t m : {1, 512}) {
+    EXPECT_EQ(internal::PackedKernelFor(WeightDType::kBF16, amx, m).tile == internal::AmxKernel(WeightDType::kBF16).tile, bf16_on);
+  }
+  EXPECT_EQ(internal::PackedKernelFor(WeightDType::kF32, amx, 512).tile,
+            internal::Avx512Kernel(WeightDType::kF32).tile);
+}
+
 TEST(PackedMatMulTest, MatMulDispatchesPackedWeights) {
   std::mt19937 rng(4);
   const int64_t m = 4, n = 20, k = 50;

@@ -1,5 +1,11 @@
 #include "kernels/simd.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <string_view>
@@ -10,6 +16,37 @@
 namespace surge {
 namespace {
 
+#if defined(__x86_64__)
+// CPUID.(7,0):EDX bits 22 (AMX-BF16), 24 (AMX-TILE), 25 (AMX-INT8), and XCR0 bits 17
+// (XTILECFG) and 18 (XTILEDATA): the CPU has the units and the OS saves their state.
+bool CpuHasAmx() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  constexpr unsigned kAmxBits = (1u << 22) | (1u << 24) | (1u << 25);
+  if ((d & kAmxBits) != kAmxBits) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE
+  unsigned xcr0_low, xcr0_high;
+  asm volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  constexpr unsigned kTileState = (1u << 17) | (1u << 18);
+  return (xcr0_low & kTileState) == kTileState;
+}
+
+// Linux (5.16+) traps the first tile instruction of a process that has not asked for
+// the 8 KiB tile data state; asking is process-wide and idempotent.
+bool RequestTilePermission() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
+  unsigned long permitted = 0;
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) != 0) return false;
+  return (permitted >> kXfeatureXtiledata) & 1;
+#else
+  return false;
+#endif
+}
+#endif
+
 SimdLevel CpuSimdLevel() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
@@ -17,6 +54,9 @@ SimdLevel CpuSimdLevel() {
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
     if (!__builtin_cpu_supports("avx512vnni")) return SimdLevel::kAvx512;
     if (!__builtin_cpu_supports("avx512bf16")) return SimdLevel::kAvx512Vnni;
+#if defined(__x86_64__)
+    if (CpuHasAmx() && RequestTilePermission()) return SimdLevel::kAmx;
+#endif
     return SimdLevel::kAvx512Bf16;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SimdLevel::kAvx2;
@@ -29,12 +69,12 @@ SimdLevel ComputeDetectedLevel() {
   const char* env = std::getenv("SURGE_SIMD");
   if (env == nullptr || *env == '\0') return level;
   const std::string_view want(env);
-  for (int i = 0; i <= static_cast<int>(SimdLevel::kAvx512Bf16); ++i) {
+  for (int i = 0; i <= static_cast<int>(SimdLevel::kAmx); ++i) {
     const SimdLevel cap = static_cast<SimdLevel>(i);
     if (want == SimdLevelName(cap)) return cap < level ? cap : level;
   }
   LOG(WARNING) << "SURGE_SIMD=" << want
-               << " is not scalar|avx2|avx512|avx512_vnni|avx512_bf16; ignored";
+               << " is not scalar|avx2|avx512|avx512_vnni|avx512_bf16|amx; ignored";
   return level;
 }
 
@@ -55,6 +95,8 @@ const char* SimdLevelName(SimdLevel level) {
       return "avx512_vnni";
     case SimdLevel::kAvx512Bf16:
       return "avx512_bf16";
+    case SimdLevel::kAmx:
+      return "amx";
   }
   return "?";
 }

@@ -15,14 +15,21 @@ enum class SimdLevel {
   kAvx512 = 2,      // avx512 f/bw/vl/dq: f32 and bf16 (widened) kernels
   kAvx512Vnni = 3,  // + avx512_vnni: int8/int4 dot products with vpdpbusd
   kAvx512Bf16 = 4,  // + avx512_bf16: vdpbf16ps
+  // + AMX-TILE, AMX-INT8 and AMX-BF16, with XCR0's tile state enabled and the Linux
+  // permission to use it (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked
+  // once per process by DetectedSimdLevel()). Every AMX CPU (Sapphire Rapids on) has
+  // AVX512_BF16 too, so the order holds. Tile configs are per thread: the AMX kernels
+  // load theirs on whichever pool thread runs them (kernels/amx_tiles-inl.h).
+  kAmx = 5,
 };
 
 const char* SimdLevelName(SimdLevel level);
 
 // The best level this CPU (and OS) supports: AVX-512 needs avx512f/bw/vl/dq, AVX2 needs
-// avx2 + fma. SURGE_SIMD=scalar|avx2|avx512|avx512_vnni|avx512_bf16 caps it (for
-// debugging and A/B runs); each name caps at exactly that level, so SURGE_SIMD=avx512
-// runs the AVX-512 f32 kernels with the AVX2 integer ones.
+// avx2 + fma, AMX the above. SURGE_SIMD=scalar|avx2|avx512|avx512_vnni|avx512_bf16|amx
+// caps it (for debugging and A/B runs); each name caps at exactly that level, so
+// SURGE_SIMD=avx512 runs the AVX-512 f32 kernels with the AVX2 integer ones, and
+// SURGE_SIMD=avx512_bf16 turns AMX off.
 SimdLevel DetectedSimdLevel();
 
 // The level every dispatched kernel uses now: DetectedSimdLevel() unless a

@@ -62,6 +62,7 @@ const VecOps& VecOpsFor(SimdLevel level) {
     case SimdLevel::kAvx512:
     case SimdLevel::kAvx512Vnni:
     case SimdLevel::kAvx512Bf16:
+    case SimdLevel::kAmx:
       return Avx512VecOps();
     case SimdLevel::kAvx2:
       return Avx2VecOps();

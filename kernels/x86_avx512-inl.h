@@ -8,6 +8,25 @@ namespace {
 
 constexpr int64_t kAvx512Lanes = 16;
 
+// acc += the four u8 x s8 products of each lane (vpdpbusd; callers' target needs
+// avx512vnni) and acc += the two bf16 x bf16 products of each lane (vdpbf16ps;
+// avx512bf16). Inline asm, because GCC 12 keeps the intrinsics' tied accumulator in a
+// stack slot as well, storing and copying every one of them each iteration (half a
+// kernel's instructions); the asm operand "+v" keeps it in its register.
+inline void DotU8S8(__m512i& acc, __m512i u8, __m512i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(s8));
+}
+inline void DotBf16(__m512& acc, __m512i a, __m512i b) {
+  asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+}
+
+// The 4 bytes at p in every 32-bit lane.
+inline __m512i Broadcast4(const uint8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
 // Lanes [0, n) set, for 0 <= n <= 16.
 inline __mmask16 Avx512TailMask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
 
