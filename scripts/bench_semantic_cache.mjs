@@ -1,12 +1,15 @@
-// Measures the semantic cache's quality on a labelled set (tests/data/semantic_cache_pairs.jsonl:
-// FAQ-style questions, paraphrases that should hit, near misses -- another number, a
-// negation, another name, another intent -- that must not): for each threshold, with the
+// Measures the semantic cache's quality on labelled sets (FAQ-style questions, paraphrases
+// that should hit, near misses -- another number, a negation, another name, another or the
+// opposite intent, words swapped -- that must not): for each set, each threshold, with the
 // guard on and off, a fresh `surge route --cache memory --semantic` in front of `surge serve`
 // stores every question's answer, then asks each paraphrase and near miss with
 // cache.no_store (so that queries never answer each other). The embeddings come from Universal
 // Sentence Encoder lite (tests/node/sentence_embeddings_server.mjs). Prints a Markdown table
-// (docs/BENCH.md: "Semantic cache").
+// per set (docs/BENCH.md: "Semantic cache").
+// Sets: tests/data/semantic_cache_pairs.jsonl (the guard's rules were written after seeing it)
+// and tests/data/semantic_cache_heldout.jsonl (held out: written after the guard, never tuned to).
 // Run: node scripts/bench_semantic_cache.mjs [SURGE=build/surge] [THRESHOLDS=0.85,0.88,...]
+//      [SETS=tests/data/a.jsonl,tests/data/b.jsonl]
 import { readFileSync } from 'node:fs';
 
 import { startEmbeddingsServer } from '../tests/node/sentence_embeddings_server.mjs';
@@ -16,7 +19,8 @@ import { startServer, stopServer } from '../tests/node/serve_util.mjs';
 const SURGE = process.env.SURGE ?? 'build/surge';
 const THRESHOLDS = (process.env.THRESHOLDS ?? '0.85,0.88,0.90,0.92,0.94,0.97').split(',').map(Number);
 const CONCURRENCY = 8;
-const SET = readFileSync('tests/data/semantic_cache_pairs.jsonl', 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const SETS = (process.env.SETS ?? 'tests/data/semantic_cache_pairs.jsonl,tests/data/semantic_cache_heldout.jsonl').split(',');
+const readSet = (path) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 function body(question, noStore) {
   return JSON.stringify({
@@ -30,7 +34,7 @@ async function ask(baseUrl, question, noStore) {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: body(question, noStore) });
   await response.text();
   if (response.status !== 200) throw new Error(`${question}: HTTP ${response.status}`);
-  return response.headers.get('x-surge-cache') === 'hit';
+  return response.headers.get('x-surge-cache') === 'hit' ? Number(response.headers.get('x-surge-cache-similarity') ?? 1) : 0;
 }
 
 // Runs `work` over `items`, CONCURRENCY at a time; the results in order.
@@ -46,13 +50,13 @@ async function pool(items, work) {
   return results;
 }
 
-async function measure(engineUrl, embeddingsUrl, threshold, guard) {
+async function measure(engineUrl, embeddingsUrl, set, threshold, guard) {
   const router = await startRouter(SURGE, [engineUrl], ['--cache', 'memory', '--semantic', '--embeddings-url', embeddingsUrl,
     '--semantic-threshold', String(threshold), `--semantic-guard=${guard}`, '--embeddings-timeout-ms', '5000']);
   try {
-    await pool(SET, (row) => ask(router.baseUrl, row.question, false));
-    const paraphrases = SET.flatMap((row) => row.paraphrases);
-    const nearMisses = SET.flatMap((row) => row.near_misses);
+    await pool(set, (row) => ask(router.baseUrl, row.question, false));
+    const paraphrases = set.flatMap((row) => row.paraphrases);
+    const nearMisses = set.flatMap((row) => row.near_misses);
     const paraphraseHits = await pool(paraphrases, (q) => ask(router.baseUrl, q, true));
     const nearMissHits = await pool(nearMisses, (m) => ask(router.baseUrl, m.text, true));
     const byKind = {};
@@ -62,6 +66,10 @@ async function measure(engineUrl, embeddingsUrl, threshold, guard) {
       byKind[m.kind].hits += nearMissHits[i] ? 1 : 0;
     });
     const rate = (hits) => hits.filter(Boolean).length / hits.length;
+    // The near misses that hit, to stderr (which rules would have caught them).
+    nearMisses.forEach((m, i) => {
+      if (guard && nearMissHits[i]) console.error(`false hit at ${threshold} (${m.kind}, ${nearMissHits[i].toFixed(4)}): ${m.text}`);
+    });
     return { threshold, guard, paraphrase: rate(paraphraseHits), falseHit: rate(nearMissHits), byKind,
              numParaphrases: paraphrases.length, numNearMisses: nearMisses.length };
   } finally {
@@ -70,20 +78,28 @@ async function measure(engineUrl, embeddingsUrl, threshold, guard) {
 }
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-const [engine, embeddings] = await Promise.all([startServer(SURGE, ['--threads', '1']), startEmbeddingsServer()]);
-try {
-  const rows = [];
-  for (const guard of [true, false]) {
-    for (const threshold of THRESHOLDS) rows.push(await measure(engine.baseUrl, embeddings.url, threshold, guard));
-  }
+
+function printTable(path, set, rows) {
   const kinds = Object.keys(rows[0].byKind).sort();
-  console.log(`${SET.length} questions, ${rows[0].numParaphrases} paraphrases, ${rows[0].numNearMisses} near misses ` +
+  console.log(`\n${path}: ${set.length} questions, ${rows[0].numParaphrases} paraphrases, ${rows[0].numNearMisses} near misses ` +
               `(${kinds.map((k) => `${k} ${rows[0].byKind[k].total}`).join(', ')})\n`);
   console.log(`| threshold | guard | paraphrase hit rate | near-miss false-hit rate | ${kinds.map((k) => `false hits: ${k}`).join(' | ')} |`);
   console.log(`|---|---|---|---|${kinds.map(() => '---').join('|')}|`);
   for (const r of rows) {
     console.log(`| ${r.threshold.toFixed(2)} | ${r.guard ? 'on' : 'off'} | ${pct(r.paraphrase)} | ${pct(r.falseHit)} | ` +
                 `${kinds.map((k) => `${r.byKind[k].hits}/${r.byKind[k].total}`).join(' | ')} |`);
+  }
+}
+
+const [engine, embeddings] = await Promise.all([startServer(SURGE, ['--threads', '1']), startEmbeddingsServer()]);
+try {
+  for (const path of SETS) {
+    const set = readSet(path);
+    const rows = [];
+    for (const guard of [true, false]) {
+      for (const threshold of THRESHOLDS) rows.push(await measure(engine.baseUrl, embeddings.url, set, threshold, guard));
+    }
+    printTable(path, set, rows);
   }
 } finally {
   await stopServer(engine.proc);

@@ -33,6 +33,10 @@ SemanticCache::SemanticCache(const SemanticCacheConfig& config, CacheBackend* ba
       embed_seconds_(registry->AddHistogramFamily("surge_router_cache_embedding_seconds",
                                                   "Time of one call to the embeddings endpoint (--embeddings-url)",
                                                   {"outcome"}, obs::ExponentialBuckets(1e-4, 2, 16))),
+      search_seconds_(registry->AddHistogramFamily(
+          "surge_router_cache_semantic_search_seconds",
+          "Time of a semantic lookup after its embedding came back: index search, guard and the answer's read",
+          {"outcome"}, obs::ExponentialBuckets(1e-6, 2, 20))),
       index_({.max_entries = config.max_entries,
               .now_ms = now_ms,
               .on_evict = [evictions = &families.evictions](const std::string& tenant, const char* reason) {
@@ -49,15 +53,15 @@ void SemanticCache::Lookup(const SemanticQuery& query, std::function<void(Semant
   const auto start = std::chrono::steady_clock::now();
   embeddings_->Embed(query.embed_input, [this, query, start, done = std::move(done)](StatusOr<std::vector<float>> vector) {
     embed_seconds_.WithLabels({vector.ok() ? "ok" : "error"}).Observe(SecondsSince(start));
-    if (vector.ok()) return Search(query, std::move(vector).value(), start, done);
+    if (vector.ok()) return Search(query, std::move(vector).value(), {start, std::chrono::steady_clock::now()}, done);
     families_.errors.WithLabels({kSemanticCacheKind, "embeddings", "embed"}).Increment();
     families_.misses.WithLabels({kSemanticCacheKind, query.scope.tenant}).Increment();
     done({});
   });
 }
 
-void SemanticCache::Search(const SemanticQuery& query, std::vector<float> vector,
-                           std::chrono::steady_clock::time_point start, std::function<void(SemanticLookupResult)> done) {
+void SemanticCache::Search(const SemanticQuery& query, std::vector<float> vector, LookupStart start,
+                           std::function<void(SemanticLookupResult)> done) {
   const double threshold = config_.ThresholdFor(query.model);
   std::optional<SemanticMatch> chosen;
   bool guard_rejected = false;
@@ -73,13 +77,13 @@ void SemanticCache::Search(const SemanticQuery& query, std::vector<float> vector
   const std::string& tenant = query.scope.tenant;
   if (!chosen) {
     if (guard_rejected) guard_rejections_.WithLabels({tenant}).Increment();
-    families_.lookup_seconds.WithLabels({kSemanticCacheKind, backend_->name()}).Observe(SecondsSince(start));
+    ObserveLookup(start, "miss");
     families_.misses.WithLabels({kSemanticCacheKind, tenant}).Increment();
     return done({std::nullopt, std::move(vector), 0});
   }
   auto result = std::make_shared<SemanticLookupResult>(SemanticLookupResult{std::nullopt, std::move(vector), chosen->similarity});
   backend_->Get(chosen->answer_key, [this, query, start, result, key = chosen->answer_key, done](CacheLookup lookup) {
-    families_.lookup_seconds.WithLabels({kSemanticCacheKind, backend_->name()}).Observe(SecondsSince(start));
+    ObserveLookup(start, lookup.result == CacheLookup::kHit ? "hit" : "miss");
     if (lookup.result == CacheLookup::kError) {
       families_.errors.WithLabels({kSemanticCacheKind, backend_->name(), "get"}).Increment();
     }
@@ -92,6 +96,11 @@ void SemanticCache::Search(const SemanticQuery& query, std::vector<float> vector
     result->entry = std::move(lookup.value);
     done(std::move(*result));
   });
+}
+
+void SemanticCache::ObserveLookup(LookupStart start, const char* outcome) {
+  families_.lookup_seconds.WithLabels({kSemanticCacheKind, backend_->name()}).Observe(SecondsSince(start.lookup));
+  search_seconds_.WithLabels({outcome}).Observe(SecondsSince(start.search));
 }
 
 void SemanticCache::Remember(const SemanticQuery& query, std::vector<float> vector, const CacheKey& answer_key,

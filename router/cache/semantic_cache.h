@@ -62,8 +62,15 @@ class SemanticCache {
   void RefreshMetrics();
 
  private:
-  void Search(const SemanticQuery& query, std::vector<float> vector, std::chrono::steady_clock::time_point start,
+  // When a lookup began (its embeddings call) and when its search did (the vector came back).
+  struct LookupStart {
+    std::chrono::steady_clock::time_point lookup;
+    std::chrono::steady_clock::time_point search;
+  };
+  void Search(const SemanticQuery& query, std::vector<float> vector, LookupStart start,
               std::function<void(SemanticLookupResult)> done);
+  // lookup_seconds{kind="semantic"} (embedding included) and the search alone, by outcome.
+  void ObserveLookup(LookupStart start, const char* outcome);
   void Insert(const SemanticQuery& query, const std::vector<float>& vector, const CacheKey& answer_key, int64_t ttl_s);
   void RestoreRecord(const ScannedValue& record);
 
@@ -73,6 +80,7 @@ class SemanticCache {
   const std::function<int64_t()> now_ms_;
   obs::CounterFamily& guard_rejections_;
   obs::HistogramFamily& embed_seconds_;
+  obs::HistogramFamily& search_seconds_;  // after the embedding: search, guard, the answer's read
   SemanticIndex index_;
   std::unique_ptr<EmbeddingsClient> embeddings_;  // last: its in-flight calls end before the rest goes
 };

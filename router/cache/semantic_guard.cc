@@ -31,6 +31,11 @@ constexpr std::array<std::string_view, 58> kFunctionWords = {
     "its",   "this", "that", "there", "what", "whats", "which", "who",  "how",  "when", "where", "why",
     "way",   "tell", "please", "have", "am",   "s",     "any",   "some", "about", "get"};
 
+// Direction prepositions, as the source or the destination they mark: "from Boston" and "to
+// Boston" ask other things, "into checking" and "to checking" the same (the roles rule).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kDirectionWords = {{
+    {"from", "from"}, {"to", "to"}, {"into", "to"}, {"onto", "to"}, {"toward", "to"}, {"towards", "to"}}};
+
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 // Letters, digits, apostrophes and every non-ASCII byte (UTF-8 letters) make words.
@@ -74,14 +79,24 @@ bool IsEntity(std::string_view word, bool sentence_start) {
   return inner_upper || (IsUpper(word.front()) && !sentence_start);
 }
 
-void AddWord(std::string_view word, bool sentence_start, GuardFeatures* features) {
+// A term (content word or number) in text order, with the direction word that governs it:
+// the last one seen since the previous term ("to my checking": checking, "to").
+void AddTerm(std::string term, std::string* direction, GuardFeatures* features) {
+  if (!direction->empty()) features->directions.emplace_back(term, std::move(*direction));
+  direction->clear();
+  features->terms.push_back(std::move(term));
+}
+
+void AddWord(std::string_view word, bool sentence_start, std::string* direction, GuardFeatures* features) {
   const std::string lower = Lower(word);
   const bool negation = (lower.size() > 3 && lower.compare(lower.size() - 3, 3, "n't") == 0) ||
                         std::find(kNegationWords.begin(), kNegationWords.end(), lower) != kNegationWords.end();
   features->negated = features->negated || negation;
+  std::string_view number;
   for (const auto& [spelled, digits] : kNumberWords) {
-    if (lower == spelled) features->numbers.emplace_back(digits);
+    if (lower == spelled) number = digits;
   }
+  if (!number.empty()) features->numbers.emplace_back(number);
   if (IsEntity(word, sentence_start)) features->entities.push_back(lower);
   std::string bare;
   for (char c : lower) {
@@ -89,10 +104,46 @@ void AddWord(std::string_view word, bool sentence_start, GuardFeatures* features
   }
   // A plural is the same word to the swap rule ("weekends" / "the weekend").
   if (bare.size() > 3 && bare.back() == 's' && bare[bare.size() - 2] != 's') bare.pop_back();
-  // Negation has its own rule; function words may differ freely.
-  if (!negation && std::find(kFunctionWords.begin(), kFunctionWords.end(), bare) == kFunctionWords.end()) {
-    features->content_words.push_back(bare);
+  for (const auto& [word, role] : kDirectionWords) {
+    if (bare != word) continue;
+    *direction = role;
+    features->relational = true;
+    return;
   }
+  if (bare == "than") features->relational = true;
+  // Negation has its own rule; function words may differ freely.
+  if (negation || std::find(kFunctionWords.begin(), kFunctionWords.end(), bare) != kFunctionWords.end()) return;
+  features->content_words.push_back(bare);
+  AddTerm(number.empty() ? bare : std::string(number), direction, features);
+}
+
+// Between two texts that both relate terms (a direction word or "than"): the same terms in another
+// order ("from my savings to my checking" / "from my checking to my savings", "version 5 to
+// version 4" / "version 4 to version 5", "children pay less than adults" / "adults ... than
+// children"). Without a relation word a new order is mostly a paraphrase ("roaming charges" /
+// "charge for roaming"). And in any two texts: a term only ever the source in one and only ever the
+// destination in the other ("a wire to Germany" / "a wire from Germany").
+bool RolesSwapped(const GuardFeatures& a, const GuardFeatures& b) {
+  if (a.relational && b.relational && a.terms != b.terms) {
+    std::vector<std::string> sorted_a = a.terms, sorted_b = b.terms;
+    std::sort(sorted_a.begin(), sorted_a.end());
+    std::sort(sorted_b.begin(), sorted_b.end());
+    if (sorted_a == sorted_b) return true;
+  }
+  const auto roles = [](const GuardFeatures& features, const std::string& term) {
+    std::vector<std::string> out;
+    for (const auto& [other_term, role] : features.directions) {
+      if (other_term == term) out.push_back(role);
+    }
+    return out;
+  };
+  for (const auto& [term, role] : a.directions) {
+    const std::vector<std::string> in_a = roles(a, term), in_b = roles(b, term);
+    const bool shared = std::any_of(in_a.begin(), in_a.end(),
+                                    [&](const std::string& r) { return std::count(in_b.begin(), in_b.end(), r) > 0; });
+    if (!in_b.empty() && !shared) return true;
+  }
+  return false;
 }
 
 // Equal in size and differing in exactly one word each way.
@@ -129,6 +180,7 @@ GuardFeatures ExtractGuardFeatures(std::string_view raw) {
   const std::string text = AsciiApostrophes(raw);
   GuardFeatures features;
   bool sentence_start = true;
+  std::string direction;  // the direction word waiting for its term
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (IsDigit(c)) {
@@ -138,12 +190,13 @@ GuardFeatures ExtractGuardFeatures(std::string_view raw) {
         ++end;
       }
       features.numbers.push_back(CanonicalNumber(std::string_view(text).substr(i, end - i)));
+      AddTerm(features.numbers.back(), &direction, &features);
       sentence_start = false;
       i = end;
     } else if (IsWordByte(c) && c != '\'') {
       size_t end = i;
       while (end < text.size() && IsWordByte(text[end]) && !IsDigit(text[end])) ++end;
-      AddWord(std::string_view(text).substr(i, end - i), sentence_start, &features);
+      AddWord(std::string_view(text).substr(i, end - i), sentence_start, &direction, &features);
       sentence_start = false;
       i = end;
     } else {
@@ -160,7 +213,8 @@ GuardFeatures ExtractGuardFeatures(std::string_view raw) {
 
 bool GuardAgrees(const GuardFeatures& query, const GuardFeatures& candidate) {
   return query.numbers == candidate.numbers && query.negated == candidate.negated &&
-         query.entities == candidate.entities && !OneWordSwapped(query.content_words, candidate.content_words);
+         query.entities == candidate.entities && !OneWordSwapped(query.content_words, candidate.content_words) &&
+         !RolesSwapped(query, candidate);
 }
 
 bool GuardAgrees(std::string_view query, std::string_view candidate) {

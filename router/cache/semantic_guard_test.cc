@@ -1,4 +1,4 @@
-// The lexical guard (numbers, negation, entities) and the query's normal form.
+// The lexical guard (numbers, negation, entities, swapped words, roles) and the query's normal form.
 #include "router/cache/semantic_guard.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +53,28 @@ TEST(SemanticGuardTest, NamedEntitiesMustBeEqual) {
   EXPECT_FALSE(GuardAgrees("capital of france", "capital of France"));  // documented: errs towards a miss
   EXPECT_EQ(ExtractGuardFeatures("Flights to Tokyo. Tokyo is far, said Anna").entities,
             (std::vector<std::string>{"anna", "tokyo"}));
+}
+
+TEST(SemanticGuardTest, RolesMustNotBeSwapped) {
+  EXPECT_FALSE(GuardAgrees("Is there a direct flight from Seattle to Tokyo?",
+                           "Is there a direct flight from Tokyo to Seattle?"));
+  EXPECT_FALSE(GuardAgrees("Do children pay less than adults?", "Do adults pay less than children?"));
+  EXPECT_FALSE(GuardAgrees("Downgrade from version 5 to version 4", "Downgrade from version 4 to version 5"));
+  EXPECT_FALSE(GuardAgrees("How long does a wire transfer to Germany take?",
+                           "How long does a wire transfer from Germany take?"));
+  EXPECT_FALSE(GuardAgrees("Move my savings into my checking", "Move my checking into my savings"));
+  // Same order, or the direction word on one side only (an infinitive "to"): agree.
+  EXPECT_TRUE(GuardAgrees("How do I fly from Seattle to Tokyo?", "How can I fly from Seattle to Tokyo"));
+  EXPECT_TRUE(GuardAgrees("How do I transfer money from savings?", "How to transfer money from savings?"));
+  EXPECT_TRUE(GuardAgrees("Can I pay in three installments?", "Can I pay in 3 installments?"));
+  EXPECT_TRUE(GuardAgrees("Move money from savings into checking", "Move money from savings to checking"));  // = to
+  EXPECT_TRUE(GuardAgrees("Go back from version 5 to version 4", "Downgrade from version 5 to version 4"));
+  EXPECT_TRUE(GuardAgrees("What are the roaming charges in Europe?", "What do you charge for roaming in Europe?"));
+  EXPECT_TRUE(GuardAgrees("When does the Boston train leave?", "When does the train to Boston leave?"));
+  const GuardFeatures features = ExtractGuardFeatures("Send 2 boxes from my home to the office");
+  EXPECT_EQ(features.terms, (std::vector<std::string>{"send", "2", "boxe", "home", "office"}));
+  EXPECT_EQ(features.directions,
+            (std::vector<std::pair<std::string, std::string>>{{"home", "from"}, {"office", "to"}}));
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ test('a paraphrase is a semantic hit that costs the engine nothing', async () =>
   assert.notEqual(paraphrase.data.id, first.data.id);
   assert.equal(await engineRequests(), before, 'the engine answered nothing');
   assert.ok(await routerCounter(router.baseUrl, 'surge_router_cache_hits_total{kind="semantic"') >= 1);
+  // The lookup after its embedding is timed on its own, by outcome (scripts/bench_cache_lookup.py).
+  assert.ok(await routerCounter(router.baseUrl, 'surge_router_cache_semantic_search_seconds_count{outcome="hit"') >= 1);
+  assert.ok(await routerCounter(router.baseUrl, 'surge_router_cache_semantic_search_seconds_count{outcome="miss"') >= 1);
   const exact = await ask(router.baseUrl, 'How do I reset my password?');
   assert.equal(exact.kind, 'exact');  // exact first
 });
