@@ -56,7 +56,7 @@ ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& objec
   ReadChatInput(reader, limits, &request.input);
   ReadGenerationParams(reader, limits, &request.params);
   int64_t max_completion_tokens = 0;
-  if (reader.IntInRange("max_completion_tokens", 1, INT64_MAX, &max_completion_tokens)) {
+  if (reader.IntAtLeast("max_completion_tokens", 1, &max_completion_tokens)) {
     request.params.max_tokens = max_completion_tokens;
     request.params.max_tokens_param = "max_completion_tokens";
   }

@@ -91,6 +91,17 @@ bool FieldReader::IntInRange(std::string_view name, int64_t min, int64_t max, in
   return true;
 }
 
+bool FieldReader::IntAtLeast(std::string_view name, int64_t min, int64_t* out) {
+  int64_t value = 0;
+  if (!Int(name, &value)) return false;
+  if (value < min) {
+    Require(false, name, std::string(name) + " must be >= " + std::to_string(min) + ", got " + std::to_string(value));
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
 bool FieldReader::IntInRange(std::string_view name, int32_t min, int32_t max, int32_t* out) {
   int64_t value = 0;
   if (!IntInRange(name, int64_t{min}, int64_t{max}, &value)) return false;

@@ -48,6 +48,8 @@ class FieldReader {
   // Int, then a range check: "n must be in [1, 128], got 0".
   bool IntInRange(std::string_view name, int64_t min, int64_t max, int64_t* out);
   bool IntInRange(std::string_view name, int32_t min, int32_t max, int32_t* out);
+  // Int, then a lower bound: "max_tokens must be >= 1, got 0".
+  bool IntAtLeast(std::string_view name, int64_t min, int64_t* out);
 
   // Records an InvalidArgument error on `name` unless `ok` (or an error is already kept).
   void Require(bool ok, std::string_view name, std::string message);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 
@@ -108,28 +109,36 @@ void ReadStreamOptions(FieldReader& reader, GenerationParams* params) {
   }
 }
 
+// ", got -0.5": the value as the engine's limit table prints it (engine/request_limits.cc),
+// so that `surge serve` and `surge generate` refuse with the same words.
+std::string Got(double value) {
+  std::ostringstream out;
+  out << value;
+  return ", got " + out.str();
+}
+
 // Written as !(in range) so that NaN fails too (JSON has no NaN, but 1e400 is inf).
 void ReadSampling(FieldReader& reader, GenerationParams* params) {
   if (reader.Number("temperature", &params->temperature)) {
     reader.Require(params->temperature >= 0 && std::isfinite(params->temperature), "temperature",
-                   "temperature must be >= 0");
+                   "temperature must be >= 0" + Got(params->temperature));
   }
   if (reader.Number("top_p", &params->top_p)) {
-    reader.Require(params->top_p > 0 && params->top_p <= 1, "top_p", "top_p must be in (0, 1]");
+    reader.Require(params->top_p > 0 && params->top_p <= 1, "top_p", "top_p must be in (0, 1]" + Got(params->top_p));
   }
   reader.IntInRange("top_k", -1, INT32_MAX, &params->top_k);
   if (reader.Number("min_p", &params->min_p)) {
-    reader.Require(params->min_p >= 0 && params->min_p <= 1, "min_p", "min_p must be in [0, 1]");
+    reader.Require(params->min_p >= 0 && params->min_p <= 1, "min_p", "min_p must be in [0, 1]" + Got(params->min_p));
   }
   for (auto [name, value] : {std::pair{"presence_penalty", &params->presence_penalty},
                              std::pair{"frequency_penalty", &params->frequency_penalty}}) {
     if (reader.Number(name, value)) {
-      reader.Require(*value >= -2 && *value <= 2, name, std::string(name) + " must be in [-2, 2]");
+      reader.Require(*value >= -2 && *value <= 2, name, std::string(name) + " must be in [-2, 2]" + Got(*value));
     }
   }
   if (reader.Number("repetition_penalty", &params->repetition_penalty)) {
     reader.Require(params->repetition_penalty > 0 && std::isfinite(params->repetition_penalty),
-                   "repetition_penalty", "repetition_penalty must be > 0");
+                   "repetition_penalty", "repetition_penalty must be > 0" + Got(params->repetition_penalty));
   }
   int64_t seed = 0;
   if (reader.Int("seed", &seed)) params->seed = seed;
@@ -153,7 +162,7 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
                           int64_t min_max_tokens) {
   reader.String("model", &params->model);
   int64_t max_tokens = 0;
-  if (reader.IntInRange("max_tokens", min_max_tokens, INT64_MAX, &max_tokens)) params->max_tokens = max_tokens;
+  if (reader.IntAtLeast("max_tokens", min_max_tokens, &max_tokens)) params->max_tokens = max_tokens;
   ReadSampling(reader, params);
   ReadStop(reader, limits, &params->stop);
   ReadStopTokenIds(reader, limits, &params->stop_token_ids);

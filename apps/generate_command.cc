@@ -1,17 +1,22 @@
-// surge generate: one prompt, one model, text out — the offline path through tokenizer,
-// model and sampler, with the timing of prefill and decode on stderr.
+// surge generate: one prompt, one model, text out — one request through the same engine
+// `surge serve` runs (its validation, scheduler, sampler and stop rules), its stream
+// printed as it comes, with the timing of prefill and decode on stderr.
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "apps/commands.h"
+#include "apps/serve_runtime.h"
 #include "apps/weight_flags.h"
 #include "base/flags.h"
-#include "engine/generator.h"
+#include "base/logging.h"
+#include "engine/engine.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
-#include "apps/serve_runtime.h"
 #include "tokenizer/tokenizer.h"
 
 namespace surge {
@@ -60,30 +65,6 @@ void Register(FlagParser& parser, GenerateFlags& f) {
   parser.AddBool("help", &f.help, "show this help");
 }
 
-GenerateOptions ToOptions(const GenerateFlags& f) {
-  GenerateOptions options;
-  options.max_tokens = static_cast<int32_t>(f.max_tokens);
-  options.ignore_eos = f.ignore_eos;
-  SamplingParams& s = options.sampling;
-  s.temperature = f.temperature;
-  s.top_p = f.top_p;
-  s.top_k = static_cast<int32_t>(f.top_k);
-  s.min_p = f.min_p;
-  s.repetition_penalty = f.repetition_penalty;
-  s.presence_penalty = f.presence_penalty;
-  s.frequency_penalty = f.frequency_penalty;
-  if (f.seed >= 0) s.seed = static_cast<uint64_t>(f.seed);
-  return options;
-}
-
-std::vector<int32_t> StopIds(const Tokenizer& tokenizer, const ModelConfig& config) {
-  std::vector<int32_t> ids = tokenizer.eos_token_ids();
-  for (int32_t id : config.eos_token_ids) {
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-  }
-  return ids;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -93,11 +74,89 @@ int Fail(const Status& status) {
   return 1;
 }
 
+EngineRequest ToRequest(const GenerateFlags& f, std::vector<int32_t> prompt_ids) {
+  EngineRequest request;
+  request.prompt_ids = std::move(prompt_ids);
+  request.stop.max_tokens = static_cast<int32_t>(f.max_tokens);
+  request.stop.ignore_eos = f.ignore_eos;
+  SamplingParams& s = request.sampling;
+  s.temperature = f.temperature;
+  s.top_p = f.top_p;
+  s.top_k = static_cast<int32_t>(f.top_k);
+  s.min_p = f.min_p;
+  s.repetition_penalty = f.repetition_penalty;
+  s.presence_penalty = f.presence_penalty;
+  s.frequency_penalty = f.frequency_penalty;
+  if (f.seed >= 0) s.seed = static_cast<uint64_t>(f.seed);
+  return request;
+}
+
+// Integer flags the request holds in 32 bits; beyond them a usage error, not a wrap.
+Status CheckInt32Flags(const GenerateFlags& f) {
+  for (auto [name, value] : {std::pair{"max-tokens", f.max_tokens}, std::pair{"top-k", f.top_k}}) {
+    if (value < INT32_MIN || value > INT32_MAX) {
+      return InvalidArgumentError(std::string("--") + name + " is out of range: " + std::to_string(value));
+    }
+  }
+  return OkStatus();
+}
+
+// One request alone: a KV cache of just the blocks its prompt + max_tokens need (what
+// the engine's own validation then checks), no prefix cache to fill.
+EngineOptions ToEngineOptions(const ModelExecutor& model, KvDType kv_dtype, const EngineRequest& request) {
+  EngineOptions options;
+  options.kv_dtype = kv_dtype;
+  options.max_num_seqs = 1;
+  options.enable_prefix_caching = false;
+  const int64_t num_positions =
+      std::clamp<int64_t>(static_cast<int64_t>(request.prompt_ids.size()) + std::max(request.stop.max_tokens, 0),
+                          1, std::max<int64_t>(model.config().max_position_embeddings, 1));
+  const int64_t num_blocks = (num_positions + options.block_size - 1) / options.block_size;
+  options.kv_cache_bytes =
+      num_blocks * static_cast<int64_t>(model.kv_layout(options.block_size, kv_dtype).bytes_per_block());
+  return options;
+}
+
+// The engine's start-up lines (KV cache size) are not this tool's output: stderr keeps
+// the one summary line, or the one error. SURGE_LOG_LEVEL still decides when set.
+StatusOr<std::unique_ptr<Engine>> CreateQuietly(ModelExecutor& model, const Tokenizer& tokenizer,
+                                                const EngineOptions& options) {
+  const LogLevel level = MinLogLevel();
+  if (std::getenv("SURGE_LOG_LEVEL") == nullptr) SetMinLogLevel(std::max(level, LogLevel::kWarning));
+  auto engine = Engine::Create(model, tokenizer, options);
+  SetMinLogLevel(level);
+  return engine;
+}
+
+struct Generated {
+  std::vector<int32_t> output_ids;
+  FinishReason finish_reason = FinishReason::kLength;
+  double first_token_s = 0;  // since Submit
+};
+
+// Reads the stream to its end, printing each delta's text as it comes unless --json.
+StatusOr<Generated> Drain(RequestStream& stream, bool print, std::chrono::steady_clock::time_point start) {
+  Generated result;
+  for (bool finished = false; !finished;) {
+    RequestOutput output = stream.Wait();
+    if (!output.error.ok()) return output.error;
+    for (const ChoiceDelta& delta : output.choices) {
+      if (!delta.token_ids.empty() && result.output_ids.empty()) result.first_token_s = SecondsSince(start);
+      result.output_ids.insert(result.output_ids.end(), delta.token_ids.begin(), delta.token_ids.end());
+      if (print) std::fputs(delta.text.c_str(), stdout), std::fflush(stdout);
+      if (delta.finish_reason) result.finish_reason = *delta.finish_reason;
+    }
+    finished = output.finished;
+  }
+  return result;
+}
+
 int Run(const GenerateFlags& f) {
+  if (Status status = CheckInt32Flags(f); !status.ok()) return Fail(status) + 1;  // a usage error: 2
   auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f.weights);
-  if (!load_options.ok()) return Fail(load_options.status()) + 1;  // a usage error: 2
+  if (!load_options.ok()) return Fail(load_options.status()) + 1;
   auto kv_dtype = ParseKvDType(f.kv_cache_dtype);
   if (!kv_dtype.ok()) return Fail(kv_dtype.status()) + 1;
   int64_t threads = f.threads > 0 ? f.threads : std::thread::hardware_concurrency();
@@ -106,17 +165,15 @@ int Run(const GenerateFlags& f) {
   if (!model.ok()) return Fail(model.status());
 
   std::vector<int32_t> prompt_ids = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
-  GenerateOptions options = ToOptions(f);
-  options.stop_token_ids = StopIds(**tokenizer, (*model)->config());
-  IncrementalDecoder decoder(**tokenizer);
+  EngineRequest request = ToRequest(f, prompt_ids);
+  auto engine = CreateQuietly(**model, **tokenizer, ToEngineOptions(**model, *kv_dtype, request));
+  if (!engine.ok()) return Fail(engine.status());
+  (*engine)->Start();
   auto start = std::chrono::steady_clock::now();
-  double first_token_s = 0;
-  Generator generator(**model, /*block_size=*/16, *kv_dtype);
-  auto result = generator.Generate(prompt_ids, options, [&](int32_t token, std::span<const float>) {
-    if (first_token_s == 0) first_token_s = SecondsSince(start);
-    if (!f.json) std::fputs(decoder.Add(token).c_str(), stdout), std::fflush(stdout);
-    return true;
-  });
+  auto stream = (*engine)->Submit(std::move(request), nullptr);  // the engine's validation
+  if (!stream.ok()) return Fail(stream.status());
+  auto result = Drain(**stream, /*print=*/!f.json, start);
+  (*engine)->Stop();
   if (!result.ok()) return Fail(result.status());
   double total_s = SecondsSince(start);
   size_t num_out = result->output_ids.size();
@@ -126,13 +183,13 @@ int Run(const GenerateFlags& f) {
                           {"text", (*tokenizer)->Decode(result->output_ids)}};
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
-    std::printf("%s\n", decoder.Flush().c_str());
+    std::printf("\n");
   }
   std::fprintf(stderr,
                "prompt %zu tokens, first token after %.1f ms; %zu tokens in %.1f ms "
                "(%.1f tok/s decode), finish: %s; weights %s, kv cache %s\n",
-               prompt_ids.size(), first_token_s * 1e3, num_out, total_s * 1e3,
-               num_out > 1 ? (num_out - 1) / (total_s - first_token_s) : 0.0,
+               prompt_ids.size(), result->first_token_s * 1e3, num_out, total_s * 1e3,
+               num_out > 1 ? (num_out - 1) / (total_s - result->first_token_s) : 0.0,
                FinishReasonName(result->finish_reason),
                (*model)->linear_weight_formats().c_str(), KvDTypeName(*kv_dtype));
   return 0;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "engine/request_limits.h"
 
 namespace surge {
 namespace {
@@ -130,27 +131,12 @@ Status Engine::Validate(const EngineRequest& request) const {
     }
   }
   if (request.embed) return ValidateEmbedding(request);
-  if (request.n < 1 || request.n > options_.max_num_seqs) {
-    return InvalidArgumentError(
-        "n must be in [1, max_num_seqs = " + std::to_string(options_.max_num_seqs) + "]");
-  }
-  if (request.prompt_logprobs < -1 || request.prompt_logprobs > vocab_size_) {
-    return InvalidArgumentError("prompt_logprobs must be in [0, vocab_size] (or -1: none)");
-  }
-  // max_tokens 0 only scores the prompt (completions' echo with logprobs).
-  if (request.stop.max_tokens < (request.prompt_logprobs >= 0 ? 0 : 1)) {
-    return InvalidArgumentError(request.prompt_logprobs >= 0 ? "max_tokens must be >= 0" : "max_tokens must be >= 1");
-  }
-  if (request.top_logprobs < -1 || request.top_logprobs > vocab_size_) {
-    return InvalidArgumentError("top_logprobs must be in [0, vocab_size] (or -1: none)");
-  }
+  // n, max_tokens, logprobs and the sampling parameters (engine/request_limits.h).
+  RETURN_IF_ERROR(CheckRequestLimits(request, {vocab_size_, options_.max_num_seqs}));
   for (const std::string& stop : request.stop.stop) {
     if (stop.empty()) return InvalidArgumentError("stop strings must not be empty");
   }
-  RETURN_IF_ERROR(request.sampling.Validate());
-  if (request.constraint_start_token_id >= vocab_size_) {
-    return InvalidArgumentError("constraint_start_token_id is outside the vocabulary");
-  }
+  RETURN_IF_ERROR(request.sampling.Validate());  // logit_bias: what the table does not cover
   const int64_t num_total = num_prompt + request.stop.max_tokens;
   const int64_t max_context = model_.config().max_position_embeddings;
   const std::string what = "prompt (" + std::to_string(num_prompt) + " tokens) + max_tokens (" +

@@ -22,7 +22,7 @@ using testing_util::StoriesEngineTest;
 
 class EngineTest : public StoriesEngineTest {};
 
-TEST_F(EngineTest, GreedyOutputMatchesTheGeneratorAndDecodesInContext) {
+TEST_F(EngineTest, GreedyOutputMatchesTheRequestAloneAndDecodesInContext) {
   auto engine = StartEngine({});
   const std::vector<int32_t> prompt = tokenizer_->Encode("Once upon a time");
   EngineRequest request = Greedy(prompt, 60);

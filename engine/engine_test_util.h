@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "engine/generator.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -135,18 +134,21 @@ class ModelEngineTest : public ::testing::Test {
     return request;
   }
 
-  // The offline Generator's output for the same greedy request.
-  static std::vector<int32_t> Reference(const EngineRequest& request) {
-    GenerateOptions options;
-    options.max_tokens = request.stop.max_tokens;
-    options.sampling = request.sampling;
-    options.ignore_eos = request.stop.ignore_eos;
-    options.stop_token_ids = tokenizer_->eos_token_ids();  // the engine stops on both
-    for (int32_t id : model_->config().eos_token_ids) options.stop_token_ids.push_back(id);
-    Generator generator(*model_, 16);
-    auto result = generator.Generate(request.prompt_ids, options);
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    return result->output_ids;
+  // The output of `request` alone on a fresh engine with `kv_dtype` (no prefix cache, KV
+  // for just this request): what it must be whatever else shares the batch (the
+  // goldens, engine_golden_test, pin this path to the reference implementations). Only
+  // while every other engine on the model is idle: the model has one set of activations.
+  static std::vector<int32_t> Reference(const EngineRequest& request, KvDType kv_dtype = KvDType::kF32) {
+    EngineOptions options;
+    options.kv_dtype = kv_dtype;
+    options.enable_prefix_caching = false;
+    const int64_t num_positions = static_cast<int64_t>(request.prompt_ids.size()) + request.stop.max_tokens;
+    options.kv_cache_bytes = (num_positions / options.block_size + 1) *
+                             static_cast<int64_t>(model_->kv_layout(options.block_size, kv_dtype).bytes_per_block());
+    std::unique_ptr<Engine> engine = StartEngine(options);
+    RequestResult result = Run(*engine, request);
+    EXPECT_TRUE(result.error.ok()) << result.error.ToString();
+    return result.choices.at(0).token_ids;
   }
 
   static RequestResult Run(Engine& engine, EngineRequest request) {

@@ -1,4 +1,6 @@
-// Single-request generation speed: prefill tokens/s and greedy decode tokens/s.
+// Single-request generation speed through the engine (one request at a time, as `surge
+// generate` runs it): prefill tokens/s and greedy decode tokens/s; and one batched decode
+// step on the executor itself.
 // Model directory from SURGE_BENCH_MODEL (default: the bundled stories260K), e.g. a
 // 110M Llama from `tools/make_tiny_model.py --preset llama-110m --out /tmp/llama110m`.
 // Weight format from SURGE_BENCH_DTYPE (f32 | bf16) and SURGE_BENCH_QUANTIZE
@@ -9,7 +11,9 @@
 // become SURGE_BENCH_GGUF_WIDE: int8 (default) | bf16 | f32):
 //   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
 // SURGE_BENCH_THREADS sets the thread pool's size (default: all cores), e.g. to match
-// llama.cpp's -t in scripts/bench_vs_llamacpp.sh.
+// llama.cpp's -t in scripts/bench_vs_llamacpp.sh. SURGE_BENCH_TOKENIZER (default:
+// stories260K's) only feeds the engine's detokenizer: ids beyond its vocabulary decode to
+// nothing, so any model runs with it.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -18,10 +22,12 @@
 #include <string>
 #include <thread>
 
-#include "engine/generator.h"
+#include "base/check.h"
+#include "engine/engine.h"
+#include "kernels/thread_pool.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
-#include "kernels/thread_pool.h"
+#include "tokenizer/tokenizer.h"
 
 namespace surge {
 namespace {
@@ -66,6 +72,50 @@ Model& BenchModel() {
   return *model;
 }
 
+// One engine over BenchModel() for the single-request benchmarks: no prefix cache (every
+// run computes its whole prompt), KV for one 512-token prompt plus its outputs.
+Engine& BenchEngine() {
+  static Engine* engine = [] {
+    static Tokenizer* tokenizer = [] {
+      auto loaded = Tokenizer::FromDirectory(Env("SURGE_BENCH_TOKENIZER", "models/stories260K"));
+      CHECK(loaded.ok()) << loaded.status().ToString();
+      return loaded->release();
+    }();
+    Model& model = BenchModel();
+    EngineOptions options;
+    options.enable_prefix_caching = false;
+    options.kv_cache_bytes = 64 * static_cast<int64_t>(model.kv_layout(options.block_size).bytes_per_block());
+    auto created = Engine::Create(model, *tokenizer, options);
+    CHECK(created.ok()) << created.status().ToString();
+    (*created)->Start();
+    return created->release();
+  }();
+  return *engine;
+}
+
+// Submits `request` and waits for its end; returns the tokens it generated.
+int64_t RunToEnd(Engine& engine, EngineRequest request) {
+  auto stream = engine.Submit(std::move(request), nullptr);
+  CHECK(stream.ok()) << stream.status().ToString();
+  int64_t num_tokens = 0;
+  for (bool finished = false; !finished;) {
+    RequestOutput output = (*stream)->Wait();
+    CHECK(output.error.ok()) << output.error.ToString();
+    for (const ChoiceDelta& delta : output.choices) num_tokens += static_cast<int64_t>(delta.token_ids.size());
+    finished = output.finished;
+  }
+  return num_tokens;
+}
+
+EngineRequest GreedyRequest(std::vector<int32_t> prompt, int32_t max_tokens) {
+  EngineRequest request;
+  request.prompt_ids = std::move(prompt);
+  request.sampling.temperature = 0;
+  request.stop.max_tokens = max_tokens;
+  request.stop.ignore_eos = true;
+  return request;
+}
+
 // Labels a run with the weight format and the bytes one decode step streams.
 void Describe(benchmark::State& state, const Model& model) {
   const std::string path = Env("SURGE_BENCH_MODEL", "");
@@ -84,38 +134,31 @@ std::vector<int32_t> Prompt(int32_t num_tokens, int64_t vocab_size) {
 // Decode: a 16-token prompt, then range(0) greedy tokens; reports decode tokens/s.
 void BM_GreedyDecode(benchmark::State& state) {
   Model& model = BenchModel();
-  std::vector<int32_t> prompt = Prompt(16, model.config().vocab_size);
-  GenerateOptions options;
-  options.max_tokens = static_cast<int32_t>(state.range(0));
-  options.sampling.temperature = 0;
-  options.ignore_eos = true;
-  Generator generator(model);
-  for (auto _ : state) {
-    auto result = generator.Generate(prompt, options);
-    CHECK(result.ok()) << result.status().ToString();
-  }
+  Engine& engine = BenchEngine();
+  const std::vector<int32_t> prompt = Prompt(16, model.config().vocab_size);
+  const int32_t max_tokens = static_cast<int32_t>(state.range(0));
+  for (auto _ : state) CHECK_EQ(RunToEnd(engine, GreedyRequest(prompt, max_tokens)), max_tokens);
   state.counters["tokens_per_s"] = benchmark::Counter(
-      static_cast<double>(options.max_tokens) * state.iterations(), benchmark::Counter::kIsRate);
+      static_cast<double>(max_tokens) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["s_per_token"] =
-      benchmark::Counter(static_cast<double>(options.max_tokens) * state.iterations(),
+      benchmark::Counter(static_cast<double>(max_tokens) * state.iterations(),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   Describe(state, model);
 }
 BENCHMARK(BM_GreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Prefill: range(0) prompt tokens in one forward pass, one output token.
+// Prefill: range(0) prompt tokens in one forward pass (within the engine's 2048-token
+// step budget), one output token.
 void BM_Prefill(benchmark::State& state) {
   Model& model = BenchModel();
-  std::vector<int32_t> prompt =
+  Engine& engine = BenchEngine();
+  const std::vector<int32_t> prompt =
       Prompt(static_cast<int32_t>(state.range(0)), model.config().vocab_size);
-  GenerateOptions options;
-  options.max_tokens = 1;
-  options.sampling.temperature = 0;
-  Generator generator(model);
-  for (auto _ : state) {
-    auto result = generator.Generate(prompt, options);
-    CHECK(result.ok()) << result.status().ToString();
+  if (static_cast<int64_t>(prompt.size()) + 1 > model.config().max_position_embeddings) {
+    state.SkipWithError("the prompt and one token exceed the model's context");
+    return;
   }
+  for (auto _ : state) RunToEnd(engine, GreedyRequest(prompt, 1));
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(prompt.size()) * state.iterations(), benchmark::Counter::kIsRate);
   Describe(state, model);
@@ -124,7 +167,8 @@ BENCHMARK(BM_Prefill)->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRea
 
 // One decode step of range(0) sequences, each with range(1) tokens already in the KV
 // cache: what a continuous-batching engine runs per step once every sequence decodes.
-// Reports the step time and tokens/s (= sequences / step time).
+// Reports the step time and tokens/s (= sequences / step time). On the executor itself,
+// while the engine is idle (one user of the model's activations at a time).
 void BM_DecodeStep(benchmark::State& state) {
   Model& model = BenchModel();
   const int32_t num_seqs = static_cast<int32_t>(state.range(0));

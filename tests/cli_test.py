@@ -3,11 +3,14 @@
 JSON output shapes, tokenizer-only directories, and one-line errors for bad input."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+import urllib.error
+import urllib.request
 
 SURGE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/surge"
 MODEL = "models/stories260K"
@@ -77,6 +80,102 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, (args, proc.stderr))
             self.assertIn(needle, proc.stderr, args)
             self.assertEqual(proc.stdout, "", args)
+
+
+class GenerateEqualsServeTest(unittest.TestCase):
+    """`surge generate` is a client of the engine `surge serve` runs: the same request
+    gives the same output, and the same bad limits are refused in the same words."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.log = tempfile.TemporaryFile(mode="w+")
+        cls.server = subprocess.Popen(
+            [SURGE, "serve", MODEL, "--host", "127.0.0.1", "--port", "0", "--threads", "2"],
+            stdout=subprocess.PIPE, stderr=cls.log, text=True)
+        cls.base_url = None
+        for line in cls.server.stdout:  # ends (EOF) if the server dies
+            match = re.search(r"ready on (http://\S+)", line)
+            if match:
+                cls.base_url = match.group(1)
+                break
+        if cls.base_url is None:
+            cls.log.seek(0)
+            raise RuntimeError("surge serve did not start: " + cls.log.read())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.terminate()
+        cls.server.wait(timeout=30)
+        cls.server.stdout.close()
+        cls.log.close()
+
+    def complete(self, body):
+        request = urllib.request.Request(self.base_url + "/v1/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as error:
+            return error.code, json.load(error)
+
+    # (generate flags, the same request's completions fields)
+    REQUESTS = [
+        (["--prompt", "Once upon a time", "--max-tokens", "40"], {"prompt": "Once upon a time", "max_tokens": 40}),
+        (["--prompt", "Lily and Tom went to the park.", "--max-tokens", "64"],
+         {"prompt": "Lily and Tom went to the park.", "max_tokens": 64}),
+        (["--prompt", "Tim", "--max-tokens", "30", "--temperature", "0.9", "--seed", "7"],
+         {"prompt": "Tim", "max_tokens": 30, "temperature": 0.9, "seed": 7}),
+        (["--prompt", "The dog", "--max-tokens", "30", "--temperature", "0.8", "--seed", "3", "--top-p", "0.9",
+          "--top-k", "20", "--min-p", "0.05", "--repetition-penalty", "1.2", "--presence-penalty", "0.5",
+          "--frequency-penalty", "0.3", "--ignore-eos"],
+         {"prompt": "The dog", "max_tokens": 30, "temperature": 0.8, "seed": 3, "top_p": 0.9, "top_k": 20,
+          "min_p": 0.05, "repetition_penalty": 1.2, "presence_penalty": 0.5, "frequency_penalty": 0.3,
+          "ignore_eos": True}),
+    ]
+
+    def test_same_request_same_output(self):
+        for flags, body in self.REQUESTS:
+            plain = run("generate", "--model", MODEL, *flags)
+            self.assertEqual(plain.returncode, 0, plain.stderr)
+            as_json = run("generate", "--model", MODEL, *flags, "--json")
+            self.assertEqual(as_json.returncode, 0, as_json.stderr)
+            status, reply = self.complete({"temperature": 0, **body})
+            self.assertEqual(status, 200, reply)
+            choice = reply["choices"][0]
+            self.assertTrue(plain.stdout.endswith("\n"))
+            self.assertEqual(plain.stdout[:-1], choice["text"], flags)
+            self.assertIn("finish: " + choice["finish_reason"], plain.stderr)
+            out = json.loads(as_json.stdout)
+            self.assertEqual(len(out["output_token_ids"]), reply["usage"]["completion_tokens"], flags)
+            self.assertEqual(len(out["prompt_token_ids"]), reply["usage"]["prompt_tokens"], flags)
+
+    def test_same_bad_limits_same_refusals(self):
+        cases = [  # (generate flags, completions fields)
+            (["--temperature", "-1"], {"temperature": -1}),
+            (["--top-p", "0"], {"top_p": 0}),
+            (["--top-k", "-2"], {"top_k": -2}),
+            (["--min-p", "1.5"], {"min_p": 1.5}),
+            (["--repetition-penalty", "0"], {"repetition_penalty": 0}),
+            (["--presence-penalty", "3"], {"presence_penalty": 3}),
+            (["--frequency-penalty", "-2.5"], {"frequency_penalty": -2.5}),
+            (["--max-tokens", "0"], {"max_tokens": 0}),
+        ]
+        for flags, body in cases:
+            proc = run("generate", "--prompt", "Tim", *flags)
+            self.assertEqual(proc.returncode, 1, (flags, proc.stderr))
+            self.assertEqual(proc.stdout, "")
+            lines = proc.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, proc.stderr)
+            status, reply = self.complete({"prompt": "Tim", "max_tokens": 8, **body})
+            self.assertEqual(status, 400, reply)
+            self.assertEqual(lines[0], "surge generate: " + reply["error"]["message"], flags)
+        # Beyond the context both refuse; the server says it in OpenAI's words, first.
+        proc = run("generate", "--prompt", "Tim", "--max-tokens", "100000")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("context of 512 tokens", proc.stderr)
+        status, reply = self.complete({"prompt": "Tim", "max_tokens": 100000})
+        self.assertEqual(status, 400, reply)
+        self.assertIn("maximum context length is 512 tokens", reply["error"]["message"])
 
 
 class ConvertTest(unittest.TestCase):
