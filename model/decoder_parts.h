@@ -1,5 +1,5 @@
 // The weights of a decoder layer's blocks: linear layers, MLA's projections beyond the
-// first one, and the routed experts of an MoE MLP (model/model.h assembles them).
+// first one, and the routed experts of an MoE MLP (model/model_weights.h assembles them).
 #pragma once
 
 #include <cstdint>

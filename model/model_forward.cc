@@ -1,4 +1,4 @@
-// Model::Forward: embedding -> decoder layers -> final norm -> lm_head, over a flat batch.
+// The forward pass: embedding -> decoder layers -> final norm -> lm_head, over a flat batch.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,12 +8,32 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
+#include "model/forward_pass.h"
 #include "model/model.h"
 
 namespace surge {
 
+void RunForwardPass(const ForwardContext& context, const ForwardBatch& batch, KvStorage& kv,
+                    std::span<float> logits, std::span<float> hidden) {
+  ForwardPass(context).Run(batch, kv, logits, hidden);
+}
+
 void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
                     std::span<float> hidden) {
+  RunForwardPass({config_, options_.mla_mode, weights_, state_, pool_}, batch, kv, logits, hidden);
+}
+
+ForwardPass::ForwardPass(const ForwardContext& context)
+    : config_(context.config),
+      mla_mode_(context.mla_mode),
+      weights_(context.weights),
+      act_(context.state.act),
+      mla_act_(context.state.mla),
+      moe_act_(context.state.moe),
+      pool_(context.pool) {}
+
+void ForwardPass::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
+                      std::span<float> hidden) {
   IndexBatch(batch, kv, logits, hidden);
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   if (num_tokens == 0) return;
@@ -24,10 +44,10 @@ void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> l
   if (!batch.hidden_rows.empty()) ComputeHidden(batch, hidden);
 }
 
-void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits,
-                       std::span<float> hidden) {
+void ForwardPass::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits,
+                             std::span<float> hidden) {
   const KvLayout& layout = kv.layout();
-  const KvLayout expected = kv_layout(layout.block_size, layout.dtype);
+  const KvLayout expected = KvLayoutFor(config_, layout.block_size, layout.dtype);
   CHECK(layout.num_layers == expected.num_layers &&
         layout.num_kv_heads == expected.num_kv_heads && layout.head_dim == expected.head_dim &&
         layout.latent == expected.latent)
@@ -60,7 +80,7 @@ void Model::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span
     CHECK_GE(act_.sequence_of_token[t], 0) << "token " << t << " in no sequence";
 }
 
-void Model::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows) {
+void ForwardPass::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logits_rows) {
   const int64_t hidden = config_.hidden_size, inter = max_intermediate_size();
   if (num_tokens > act_.capacity_tokens) {
     act_.capacity_tokens = num_tokens;
@@ -80,17 +100,17 @@ void Model::Reserve(int64_t num_tokens, int64_t num_sequences, int64_t num_logit
   GrowTo(act_.chunks, num_sequences);
 }
 
-void Model::Embed(std::span<const int32_t> token_ids) {
+void ForwardPass::Embed(std::span<const int32_t> token_ids) {
   const int64_t hidden = config_.hidden_size;
   for (size_t t = 0; t < token_ids.size(); ++t) {
-    std::memcpy(&act_.hidden[t * hidden], &embed_tokens_[token_ids[t] * hidden],
+    std::memcpy(&act_.hidden[t * hidden], &weights_.embed_tokens[token_ids[t] * hidden],
                 hidden * sizeof(float));
   }
 }
 
 // cos/sin of every token's position (shared by q and k of all layers), times YaRN's
 // cos/sin scale where it applies.
-void Model::PrepareRope(const ForwardBatch& batch) {
+void ForwardPass::PrepareRope(const ForwardBatch& batch) {
   const int64_t half = rope_dim() / 2;
   pool_->ParallelFor(static_cast<int64_t>(batch.token_ids.size()), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -98,16 +118,16 @@ void Model::PrepareRope(const ForwardBatch& batch) {
       const int64_t position = seq.start_position + (t - seq.token_begin);
       float* cos = &act_.rope_cos[t * half];
       float* sin = &act_.rope_sin[t * half];
-      RopeCosSin(position, inv_freq_.data(), half, cos, sin);
-      if (rope_cos_sin_scale_ != 1.0f) {
-        for (int64_t i = 0; i < half; ++i) cos[i] *= rope_cos_sin_scale_, sin[i] *= rope_cos_sin_scale_;
+      RopeCosSin(position, weights_.inv_freq.data(), half, cos, sin);
+      if (weights_.rope_cos_sin_scale != 1.0f) {
+        for (int64_t i = 0; i < half; ++i) cos[i] *= weights_.rope_cos_sin_scale, sin[i] *= weights_.rope_cos_sin_scale;
       }
     }
   });
 }
 
-void Model::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv) {
-  const Layer& layer = layers_[index];
+void ForwardPass::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv) {
+  const LayerWeights& layer = weights_.layers[index];
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   // Attention block: normed = norm(hidden); hidden += o_proj(attention(qkv(normed))).
   RmsNormRows(layer.input_norm, num_tokens);
@@ -134,7 +154,7 @@ void Model::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStorage& kv
   AddToResidual(num_tokens);
 }
 
-void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
+void ForwardPass::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
   const int64_t hidden = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
@@ -147,11 +167,11 @@ void Model::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
 // quantized to the cache's format, one row per kv head -- into the block that holds its
 // position. Each row is quantized on its own, so what the cache holds for a token never
 // depends on the batch around it.
-void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
+void ForwardPass::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const int64_t half = config_.head_dim / 2, block_size = kv.layout().block_size;
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
   const int32_t head_dim = static_cast<int32_t>(config_.head_dim);
-  const Layer& norms = layers_[layer];
+  const LayerWeights& norms = weights_.layers[layer];
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const KvRowOps& rows = KvRowOpsFor(ActiveSimdLevel(), kv.layout().dtype);
   const PagedKvView view = kv.view(layer);
@@ -188,8 +208,8 @@ void Model::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvStorage& 
 // tokens are tiled never changes a result (PagedAttentionQueries is bit for bit
 // PagedAttention per query), so tiles shrink until every thread has several items
 // (decode batches: one token per tile).
-void Model::Attend(const PagedKvView& view, const AttentionTarget& target,
-                   const ForwardBatch& batch) {
+void ForwardPass::Attend(const PagedKvView& view, const AttentionTarget& target,
+                         const ForwardBatch& batch) {
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceChunk& seq = batch.sequences[s];
     act_.chunks[s] = AttentionQueries{target.q + seq.token_begin * target.q_stride,
@@ -224,14 +244,14 @@ void Model::Attend(const PagedKvView& view, const AttentionTarget& target,
   });
 }
 
-void Model::AddToResidual(int64_t num_tokens) {
+void ForwardPass::AddToResidual(int64_t num_tokens) {
   const int64_t hidden = config_.hidden_size;
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     AddInPlace(&act_.normed[begin * hidden], &act_.hidden[begin * hidden], (end - begin) * hidden);
   });
 }
 
-void Model::DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens) {
+void ForwardPass::DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens) {
   const int64_t inter = down.matrix().cols;
   MatMul(act_.normed.data(), num_tokens, gate_up.matrix(), gate_up.bias_or_null(),
          act_.gate_up.data(), pool_);
@@ -246,24 +266,24 @@ void Model::DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_toke
 }
 
 // Final norm of just the requested rows, then lm_head straight into `logits`.
-void Model::ComputeLogits(const ForwardBatch& batch, std::span<float> logits) {
+void ForwardPass::ComputeLogits(const ForwardBatch& batch, std::span<float> logits) {
   const int64_t hidden = config_.hidden_size;
   const int64_t num_rows = static_cast<int64_t>(batch.logits_rows.size());
   const float eps = static_cast<float>(config_.rms_norm_eps);
   for (int64_t r = 0; r < num_rows; ++r) {
-    RmsNorm(&act_.hidden[batch.logits_rows[r] * hidden], final_norm_.data(), 1, hidden, eps,
+    RmsNorm(&act_.hidden[batch.logits_rows[r] * hidden], weights_.final_norm.data(), 1, hidden, eps,
             &act_.logits_input[r * hidden]);
   }
-  MatMul(act_.logits_input.data(), num_rows, lm_head_.matrix(), nullptr, logits.data(), pool_);
+  MatMul(act_.logits_input.data(), num_rows, weights_.lm_head.matrix(), nullptr, logits.data(), pool_);
 }
 
 // The same final norm as ComputeLogits (per row, so batch-invariant), without lm_head.
-void Model::ComputeHidden(const ForwardBatch& batch, std::span<float> hidden) {
+void ForwardPass::ComputeHidden(const ForwardBatch& batch, std::span<float> hidden) {
   const int64_t size = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   pool_->ParallelFor(static_cast<int64_t>(batch.hidden_rows.size()), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      RmsNorm(&act_.hidden[batch.hidden_rows[r] * size], final_norm_.data(), 1, size, eps,
+      RmsNorm(&act_.hidden[batch.hidden_rows[r] * size], weights_.final_norm.data(), 1, size, eps,
               &hidden[r * size]);
     }
   });

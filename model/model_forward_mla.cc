@@ -1,4 +1,4 @@
-// Model::MlaAttention: DeepSeek's Multi-head Latent Attention over the paged latent cache.
+// ForwardPass::MlaAttention: DeepSeek's Multi-head Latent Attention over the paged latent cache.
 // Per token the cache holds [RMSNorm(latent) (L), rope(k_pe) (R)]. Absorbed mode folds
 // W_UK into the query and W_UV into the output, so every head attends to the latent rows
 // themselves (one kv head of L + R values; V = their first L values). Expanded mode
@@ -14,7 +14,7 @@
 #include "kernels/ops.h"
 #include "kernels/rope.h"
 #include "kernels/vec_ops.h"
-#include "model/model.h"
+#include "model/forward_pass.h"
 
 namespace surge {
 namespace {
@@ -30,7 +30,7 @@ void CopyRows(const float* src, int64_t src_stride, float* dst, int64_t dst_stri
 
 }  // namespace
 
-void Model::ReserveMla(int64_t num_tokens) {
+void ForwardPass::ReserveMla(int64_t num_tokens) {
   const int64_t heads = config_.num_heads;
   const MlaConfig& m = *config_.mla;
   const int64_t row = m.kv_lora_rank + m.qk_rope_head_dim;
@@ -42,14 +42,14 @@ void Model::ReserveMla(int64_t num_tokens) {
   GrowTo(mla_act_.head_out, heads * num_tokens * std::max(m.kv_lora_rank, m.v_head_dim));
 }
 
-void Model::MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
-  const MlaWeights& mla = *layers_[layer].mla;
+void ForwardPass::MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
+  const MlaWeights& mla = *weights_.layers[layer].mla;
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   float* q = nullptr;
   int64_t q_stride = 0;
   MlaRopeQueries(mla, num_tokens, q, q_stride);
   MlaStoreLatent(layer, batch, kv);
-  if (options_.mla_mode == LoadOptions::MlaMode::kExpanded) {
+  if (mla_mode_ == LoadOptions::MlaMode::kExpanded) {
     MlaExpandedAttend(layer, batch, kv, q, q_stride);
   } else {
     MlaAbsorbedAttend(layer, batch, kv, q, q_stride);
@@ -58,8 +58,8 @@ void Model::MlaAttention(int32_t layer, const ForwardBatch& batch, KvStorage& kv
 
 // q [num_tokens, q_stride]: head h at h * q_head_dim as [nope, rope], rope rotated. From
 // Layer::qkv directly, or q_b_proj(RMSNorm(q_a)) when q_lora_rank is set.
-void Model::MlaRopeQueries(const MlaWeights& mla, int64_t num_tokens, float*& q,
-                           int64_t& q_stride) {
+void ForwardPass::MlaRopeQueries(const MlaWeights& mla, int64_t num_tokens, float*& q,
+                                 int64_t& q_stride) {
   const MlaConfig& m = *config_.mla;
   const int64_t heads = config_.num_heads, head_dim = m.q_head_dim(), half = m.qk_rope_head_dim / 2;
   const float eps = static_cast<float>(config_.rms_norm_eps);
@@ -89,9 +89,9 @@ void Model::MlaRopeQueries(const MlaWeights& mla, int64_t num_tokens, float*& q,
 
 // Normalizes each token's latent and rotates its k_pe in place in Layer::qkv's output,
 // then quantizes the [latent, k_pe] row into the cache slot of its position.
-void Model::MlaStoreLatent(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
+void ForwardPass::MlaStoreLatent(int32_t layer, const ForwardBatch& batch, KvStorage& kv) {
   const MlaConfig& m = *config_.mla;
-  const MlaWeights& mla = *layers_[layer].mla;
+  const MlaWeights& mla = *weights_.layers[layer].mla;
   const int32_t latent = static_cast<int32_t>(m.kv_lora_rank);
   const int32_t row = static_cast<int32_t>(m.kv_lora_rank + m.qk_rope_head_dim);
   const int64_t half = m.qk_rope_head_dim / 2, block_size = kv.layout().block_size;
@@ -117,10 +117,10 @@ void Model::MlaStoreLatent(int32_t layer, const ForwardBatch& batch, KvStorage& 
 // query[t, h] = [W_UK[h]^T q_nope[t, h], q_pe[t, h]]; out[t, h] = softmax(query . rows)
 // rows over the latent cache; attention[t, h] = W_UV[h] out[t, h][:L]. Each head's
 // products run on one thread (MatMul rows never depend on the batch or the thread).
-void Model::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
-                              const float* q, int64_t q_stride) {
+void ForwardPass::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
+                                    const float* q, int64_t q_stride) {
   const MlaConfig& m = *config_.mla;
-  const MlaWeights& mla = *layers_[layer].mla;
+  const MlaWeights& mla = *weights_.layers[layer].mla;
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   const int64_t heads = config_.num_heads, latent = m.kv_lora_rank, rope = m.qk_rope_head_dim;
   const int64_t nope = m.qk_nope_head_dim, v = m.v_head_dim, row = latent + rope;
@@ -155,10 +155,10 @@ void Model::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, const Kv
 // Per sequence: the cached latents [context, L] and k_pe [context, R] in f32, then
 // K_nope = latents W_UK^T [context, H * nope] and V = latents W_UV^T [context, H * v],
 // and plain causal attention per (query, head) with scores q_nope . k_nope + q_pe . k_pe.
-void Model::MlaExpandedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
-                              const float* q, int64_t q_stride) {
+void ForwardPass::MlaExpandedAttend(int32_t layer, const ForwardBatch& batch, const KvStorage& kv,
+                                    const float* q, int64_t q_stride) {
   const MlaConfig& m = *config_.mla;
-  const MlaWeights& mla = *layers_[layer].mla;
+  const MlaWeights& mla = *weights_.layers[layer].mla;
   const int64_t heads = config_.num_heads, latent = m.kv_lora_rank, rope = m.qk_rope_head_dim;
   const int64_t nope = m.qk_nope_head_dim, v = m.v_head_dim, row = latent + rope;
   const PagedKvView view = kv.view(layer);

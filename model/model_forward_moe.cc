@@ -1,4 +1,4 @@
-// Model::MoeMlp: DeepSeek's MoE MLP over a flat batch. Tokens are routed, their rows
+// ForwardPass::MoeMlp: DeepSeek's MoE MLP over a flat batch. Tokens are routed, their rows
 // grouped by expert so each expert's weights are read once per step, the experts run as
 // ordinary MatMuls over their groups, and each token sums its experts' outputs in
 // ascending expert order (fixed per token, so batch-invariant), then the shared experts.
@@ -9,12 +9,12 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/vec_ops.h"
-#include "model/model.h"
+#include "model/forward_pass.h"
 #include "model/moe_router.h"
 
 namespace surge {
 
-void Model::ReserveMoe(int64_t num_tokens) {
+void ForwardPass::ReserveMoe(int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
   const int64_t slots = num_tokens * c.num_experts_per_tok, hidden = config_.hidden_size;
   GrowTo(moe_act_.router_logits, num_tokens * c.n_routed_experts);
@@ -31,7 +31,7 @@ void Model::ReserveMoe(int64_t num_tokens) {
   GrowTo(moe_act_.routed, num_tokens * hidden);
 }
 
-void Model::MoeMlp(const Layer& layer, int64_t num_tokens) {
+void ForwardPass::MoeMlp(const LayerWeights& layer, int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
   const MoeWeights& moe = *layer.moe;
   const int64_t n = c.n_routed_experts, k = c.num_experts_per_tok, hidden = config_.hidden_size;
@@ -73,7 +73,7 @@ void Model::MoeMlp(const Layer& layer, int64_t num_tokens) {
 // Counting sort of the (token, slot) pairs by expert: expert e's rows are
 // [expert_begin[e], expert_begin[e + 1]) of `input`, tokens ascending; slot_row says
 // where each pair landed.
-void Model::GroupByExpert(int64_t num_tokens) {
+void ForwardPass::GroupByExpert(int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
   const int64_t n = c.n_routed_experts, k = c.num_experts_per_tok, hidden = config_.hidden_size;
   std::vector<int32_t>& begin = moe_act_.expert_begin;
@@ -95,7 +95,7 @@ void Model::GroupByExpert(int64_t num_tokens) {
 // experts run side by side, one per thread at a time (a decode step gives each only a
 // few rows, and one pool dispatch per layer beats three per expert); when fewer experts
 // than threads have rows, each one's MatMuls use the pool instead.
-void Model::RunExperts(const MoeWeights& moe) {
+void ForwardPass::RunExperts(const MoeWeights& moe) {
   const int64_t inter = config_.moe->moe_intermediate_size, hidden = config_.hidden_size;
   std::vector<int32_t>& active = moe_act_.active_experts;
   active.clear();

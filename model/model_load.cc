@@ -1,6 +1,6 @@
-// Model::Load: config.json and the safetensors weights; norms and embeddings as f32
-// arrays, linear layers packed into the chosen format (kernels/packed_weight.h), q/k/v
-// and gate/up stacked so that each takes one MatMul.
+// Model::Load (config.json and the safetensors weights) and the WeightLoader that fills
+// ModelWeights: norms and embeddings as f32 arrays, linear layers packed into the chosen
+// format (kernels/packed_weight.h), q/k/v and gate/up stacked so that each takes one MatMul.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -9,8 +9,9 @@
 #include "base/check.h"
 #include "base/logging.h"
 #include "kernels/rope.h"
-#include "model/model.h"
 #include "model/gguf_weights.h"
+#include "model/model.h"
+#include "model/weight_loader.h"
 #include "model/weight_store.h"
 
 namespace surge {
@@ -153,59 +154,33 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, Threa
   ASSIGN_OR_RETURN(std::unique_ptr<WeightStore> store, WeightStore::Open(model_dir));
   if (config.fp8) store->SetFp8BlockShape(config.fp8->block_rows, config.fp8->block_cols);
   std::unique_ptr<Model> model(new Model(std::move(config), pool, options));
-  RETURN_IF_ERROR(model->LoadWeights(*store));
+  ASSIGN_OR_RETURN(model->weights_, WeightLoader::Load(model->config_, options, *store, model->pool_));
   return model;
 }
 
+StatusOr<ModelWeights> WeightLoader::Load(const ModelConfig& config, const LoadOptions& options,
+                                          const WeightSource& store, ThreadPool* pool) {
+  ModelWeights weights;
+  RETURN_IF_ERROR(WeightLoader(config, options, pool, weights).LoadWeights(store));
+  return weights;
+}
+
 KvLayout Model::kv_layout(int32_t block_size, KvDType dtype) const {
-  KvLayout layout;
-  layout.num_layers = static_cast<int32_t>(config_.num_layers);
-  layout.num_kv_heads = static_cast<int32_t>(config_.num_kv_heads);
-  layout.head_dim = static_cast<int32_t>(config_.head_dim);
-  if (config_.mla) {  // one latent row per token: [kv_lora_rank, qk_rope_head_dim]
-    layout.num_kv_heads = 1;
-    layout.head_dim = static_cast<int32_t>(config_.mla->kv_lora_rank + config_.mla->qk_rope_head_dim);
-    layout.latent = true;
-  }
-  layout.block_size = block_size;
-  layout.dtype = dtype;
-  return layout;
+  return KvLayoutFor(config_, block_size, dtype);
 }
 
-int64_t Model::qkv_size() const {
-  if (!config_.mla) return q_size() + 2 * kv_size();
-  return mla_query_cols() + config_.mla->kv_lora_rank + config_.mla->qk_rope_head_dim;
-}
+int64_t Model::linear_weight_bytes() const { return LinearWeightBytes(weights_); }
 
-int64_t Model::mla_query_cols() const {
-  const MlaConfig& m = *config_.mla;
-  return m.q_lora_rank > 0 ? m.q_lora_rank : config_.num_heads * m.q_head_dim();
-}
+std::string Model::linear_weight_formats() const { return LinearWeightFormats(weights_); }
 
-int64_t Model::attention_output_size() const {
-  return config_.mla ? config_.num_heads * config_.mla->v_head_dim : q_size();
-}
-
-int64_t Model::max_intermediate_size() const {
-  int64_t inter = config_.intermediate_size;
-  if (config_.moe) {
-    inter = std::max(inter, config_.moe->moe_intermediate_size * config_.moe->n_shared_experts);
-  }
-  return inter;
-}
-
-int64_t Model::rope_dim() const {
-  return config_.mla ? config_.mla->qk_rope_head_dim : config_.head_dim;
-}
-
-Status Model::LoadWeights(const WeightSource& store) {
+Status WeightLoader::LoadWeights(const WeightSource& store) {
   const int64_t hidden = config_.hidden_size, vocab = config_.vocab_size;
-  inv_freq_ = RopeInvFrequencies(RopeParamsFor(config_));
-  rope_cos_sin_scale_ = static_cast<float>(RopeCosSinScale(RopeParamsFor(config_)));
-  ASSIGN_OR_RETURN(embed_tokens_, store.LoadF32("model.embed_tokens.weight", {vocab, hidden}));
-  ASSIGN_OR_RETURN(final_norm_, store.LoadF32("model.norm.weight", {hidden}));
-  layers_.resize(config_.num_layers);
-  for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, layers_[i]));
+  weights_.inv_freq = RopeInvFrequencies(RopeParamsFor(config_));
+  weights_.rope_cos_sin_scale = static_cast<float>(RopeCosSinScale(RopeParamsFor(config_)));
+  ASSIGN_OR_RETURN(weights_.embed_tokens, store.LoadF32("model.embed_tokens.weight", {vocab, hidden}));
+  ASSIGN_OR_RETURN(weights_.final_norm, store.LoadF32("model.norm.weight", {hidden}));
+  weights_.layers.resize(config_.num_layers);
+  for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, weights_.layers[i]));
   // DeepSeek-V3's multi-token-prediction layers follow the decoder layers under the same
   // "model.layers.N." names; next-token serving never runs them, so they stay unread.
   if (config_.num_nextn_predict_layers > 0) {
@@ -218,24 +193,24 @@ Status Model::LoadWeights(const WeightSource& store) {
   // (A GGUF's quantized token_embd keeps its own format, as llama.cpp uses it.)
   if (config_.tie_word_embeddings) {
     return LoadLinear(store, {{"model.embed_tokens", vocab}}, hidden, /*has_bias=*/false,
-                      lm_head_, LmHeadFormat());
+                      weights_.lm_head, LmHeadFormat());
   }
   if (!store.Contains("lm_head.weight")) {
     return NotFoundError(store.source_name() +
                          ": no tensor 'lm_head.weight' and tie_word_embeddings is false");
   }
-  return LoadLinear(store, {{"lm_head", vocab}}, hidden, /*has_bias=*/false, lm_head_,
+  return LoadLinear(store, {{"lm_head", vocab}}, hidden, /*has_bias=*/false, weights_.lm_head,
                     LmHeadFormat());
 }
 
-WeightFormat Model::LmHeadFormat() const {
+WeightFormat WeightLoader::LmHeadFormat() const {
   if (options_.quantize == Quantization::kInt4 && !options_.int4_lm_head) {
     return {WeightDType::kInt8};
   }
   return LinearFormat();
 }
 
-WeightFormat Model::LinearFormat() const {
+WeightFormat WeightLoader::LinearFormat() const {
   switch (options_.quantize) {
     case Quantization::kInt8:
       return {WeightDType::kInt8};
@@ -247,49 +222,7 @@ WeightFormat Model::LinearFormat() const {
   return {options_.dtype};
 }
 
-int64_t Model::linear_weight_bytes() const {
-  int64_t bytes = lm_head_.size_bytes();
-  for (const Layer& l : layers_) {
-    bytes += l.qkv.size_bytes() + l.o_proj.size_bytes() + l.gate_up.size_bytes() +
-             l.down.size_bytes();
-    if (l.mla) {
-      bytes += l.mla->q_b.size_bytes() + l.mla->k_up_all.size_bytes() +
-               l.mla->v_up_all.size_bytes();
-      for (const PackedWeight& w : l.mla->k_up_transposed) bytes += w.size_bytes();
-      for (const PackedWeight& w : l.mla->v_up) bytes += w.size_bytes();
-    }
-    if (l.moe) {
-      bytes += l.moe->router.size_bytes();
-      for (const MoeWeights::Expert& e : l.moe->experts) {
-        bytes += e.gate_up.size_bytes() + e.down.size_bytes();
-      }
-    }
-  }
-  return bytes;
-}
-
-std::string Model::linear_weight_formats() const {
-  std::vector<std::string> names;
-  auto add = [&names](const Linear& linear) {
-    if (linear.weight.empty()) return;
-    const WeightMatrix& m = linear.matrix();
-    std::string name = WeightDTypeName(m.dtype);
-    if (m.dtype == WeightDType::kInt4) name += "-g" + std::to_string(m.group_size);
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  };
-  for (const Layer& l : layers_) {
-    for (const Linear* linear : {&l.qkv, &l.o_proj, &l.gate_up, &l.down}) add(*linear);
-    if (l.moe) {
-      for (const MoeWeights::Expert& e : l.moe->experts) add(e.gate_up), add(e.down);
-    }
-  }
-  add(lm_head_);
-  std::string joined;
-  for (const std::string& name : names) joined += (joined.empty() ? "" : "+") + name;
-  return joined;
-}
-
-Status Model::LoadLayer(const WeightSource& store, int64_t index, Layer& layer) {
+Status WeightLoader::LoadLayer(const WeightSource& store, int64_t index, LayerWeights& layer) {
   const std::string p = LayerPrefix(index);
   const int64_t hidden = config_.hidden_size;
   ASSIGN_OR_RETURN(layer.input_norm, store.LoadF32(p + "input_layernorm.weight", {hidden}));
@@ -304,7 +237,7 @@ Status Model::LoadLayer(const WeightSource& store, int64_t index, Layer& layer) 
   return LoadMlp(store, p + "mlp.", config_.intermediate_size, layer);
 }
 
-Status Model::LoadDenseAttention(const WeightSource& store, const std::string& a, Layer& layer) {
+Status WeightLoader::LoadDenseAttention(const WeightSource& store, const std::string& a, LayerWeights& layer) {
   const int64_t hidden = config_.hidden_size, kv = kv_size();
   RETURN_IF_ERROR(LoadLinear(store,
                              {{a + "q_proj", q_size()}, {a + "k_proj", kv}, {a + "v_proj", kv}},
@@ -317,8 +250,8 @@ Status Model::LoadDenseAttention(const WeightSource& store, const std::string& a
 }
 
 // gate_proj/up_proj/down_proj under `m` (a dense MLP, or "mlp.shared_experts.").
-Status Model::LoadMlp(const WeightSource& store, const std::string& m, int64_t inter,
-                      Layer& layer) {
+Status WeightLoader::LoadMlp(const WeightSource& store, const std::string& m, int64_t inter,
+                            LayerWeights& layer) {
   const int64_t hidden = config_.hidden_size;
   RETURN_IF_ERROR(LoadLinear(store, {{m + "gate_proj", inter}, {m + "up_proj", inter}}, hidden,
                              config_.mlp_bias, layer.gate_up));
@@ -327,9 +260,9 @@ Status Model::LoadMlp(const WeightSource& store, const std::string& m, int64_t i
 
 // Loads each part (NAME.weight, and NAME.bias when has_bias), stacks their rows in order
 // and packs them into one Linear in the load format.
-Status Model::LoadLinear(const WeightSource& store, const std::vector<Projection>& parts,
-                         int64_t in_features, bool has_bias, Linear& linear,
-                         std::optional<WeightFormat> format) {
+Status WeightLoader::LoadLinear(const WeightSource& store, const std::vector<Projection>& parts,
+                               int64_t in_features, bool has_bias, Linear& linear,
+                               std::optional<WeightFormat> format) {
   linear = Linear{};
   std::vector<LinearWeightData> data;
   for (const Projection& part : parts) {

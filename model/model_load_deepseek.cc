@@ -1,4 +1,4 @@
-// Model::LoadMlaAttention / LoadMoe: DeepSeek V2/V3 layers -- MLA's projections (rope
+// WeightLoader::LoadMlaAttention / LoadMoe: DeepSeek V2/V3 layers -- MLA's projections (rope
 // rows de-interleaved, kv_b_proj split per head for weight absorption) and the routed
 // and shared experts of an MoE MLP.
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
+#include "model/weight_loader.h"
 #include "model/weight_source.h"
 
 namespace surge {
@@ -30,7 +30,7 @@ std::vector<int32_t> DeinterleaveRope(int64_t num_groups, int64_t group_rows, in
 
 }  // namespace
 
-Status Model::LoadMlaAttention(const WeightSource& store, const std::string& a, Layer& layer) {
+Status WeightLoader::LoadMlaAttention(const WeightSource& store, const std::string& a, LayerWeights& layer) {
   const MlaConfig& m = *config_.mla;
   const int64_t hidden = config_.hidden_size, heads = config_.num_heads;
   const int64_t latent = m.kv_lora_rank, rope = m.qk_rope_head_dim;
@@ -81,7 +81,7 @@ Status Model::LoadMlaAttention(const WeightSource& store, const std::string& a, 
   return LoadLinear(store, {{a + "o_proj", hidden}}, heads * v, /*has_bias=*/false, layer.o_proj);
 }
 
-Status Model::LoadMoe(const WeightSource& store, const std::string& m, Layer& layer) {
+Status WeightLoader::LoadMoe(const WeightSource& store, const std::string& m, LayerWeights& layer) {
   const MoeConfig& c = *config_.moe;
   const int64_t hidden = config_.hidden_size, inter = c.moe_intermediate_size;
   auto moe = std::make_unique<MoeWeights>();

@@ -6,6 +6,7 @@
 #include "gguf/gguf_file.h"
 #include "model/gguf_weights.h"
 #include "model/model.h"
+#include "model/weight_loader.h"
 
 namespace surge {
 
@@ -21,7 +22,7 @@ StatusOr<std::unique_ptr<Model>> Model::LoadGguf(const std::string& path, Thread
                                 ".* metadata");
   }
   GgufWeightSource source(*file, model->config_, options.gguf_wide_quant_dtype);
-  RETURN_IF_ERROR(model->LoadWeights(source));
+  ASSIGN_OR_RETURN(model->weights_, WeightLoader::Load(c, options, source, model->pool_));
   // Llama 3 style rope scaling: llama.cpp's converter stores the per-frequency divisors
   // as a tensor instead of metadata.
   if (const GgufTensorInfo* freqs = file->FindTensor("rope_freqs.weight")) {
@@ -33,7 +34,7 @@ StatusOr<std::unique_ptr<Model>> Model::LoadGguf(const std::string& path, Thread
     }
     std::vector<float> factors(half);  // memcpy: general.alignment may be 1
     std::memcpy(factors.data(), freqs->bytes.data(), half * sizeof(float));
-    for (int64_t i = 0; i < half; ++i) model->inv_freq_[i] /= factors[i];
+    for (int64_t i = 0; i < half; ++i) model->weights_.inv_freq[i] /= factors[i];
   }
   return model;
 }

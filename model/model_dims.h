@@ -1,0 +1,60 @@
+// Sizes that follow from a ModelConfig and that the loader, the forward pass and the KV
+// cache share: projection widths, the widest MLP, RoPE's width, the KV layout.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kv/kv_layout.h"
+#include "model/config.h"
+
+namespace surge {
+
+inline int64_t QSize(const ModelConfig& c) { return c.num_heads * c.head_dim; }
+inline int64_t KvSize(const ModelConfig& c) { return c.num_kv_heads * c.head_dim; }
+
+// MLA: the query columns of LayerWeights::qkv (q_lora_rank, or num_heads * q_head_dim).
+inline int64_t MlaQueryCols(const ModelConfig& c) {
+  const MlaConfig& m = *c.mla;
+  return m.q_lora_rank > 0 ? m.q_lora_rank : c.num_heads * m.q_head_dim();
+}
+
+// Columns of the first projection's output (LayerWeights::qkv).
+inline int64_t QkvSize(const ModelConfig& c) {
+  if (!c.mla) return QSize(c) + 2 * KvSize(c);
+  return MlaQueryCols(c) + c.mla->kv_lora_rank + c.mla->qk_rope_head_dim;
+}
+
+// o_proj's input: num_heads * v_head_dim under MLA.
+inline int64_t AttentionOutputSize(const ModelConfig& c) {
+  return c.mla ? c.num_heads * c.mla->v_head_dim : QSize(c);
+}
+
+// The widest dense MLP (dense layers, shared experts).
+inline int64_t MaxIntermediateSize(const ModelConfig& c) {
+  int64_t inter = c.intermediate_size;
+  if (c.moe) inter = std::max(inter, c.moe->moe_intermediate_size * c.moe->n_shared_experts);
+  return inter;
+}
+
+// head_dim, or qk_rope_head_dim under MLA.
+inline int64_t RopeDim(const ModelConfig& c) { return c.mla ? c.mla->qk_rope_head_dim : c.head_dim; }
+
+// The KV cache layout for this model: rows of head_dim values in `dtype`; MLA stores one
+// latent row per token: [kv_lora_rank, qk_rope_head_dim].
+inline KvLayout KvLayoutFor(const ModelConfig& c, int32_t block_size, KvDType dtype) {
+  KvLayout layout;
+  layout.num_layers = static_cast<int32_t>(c.num_layers);
+  layout.num_kv_heads = static_cast<int32_t>(c.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(c.head_dim);
+  if (c.mla) {
+    layout.num_kv_heads = 1;
+    layout.head_dim = static_cast<int32_t>(c.mla->kv_lora_rank + c.mla->qk_rope_head_dim);
+    layout.latent = true;
+  }
+  layout.block_size = block_size;
+  layout.dtype = dtype;
+  return layout;
+}
+
+}  // namespace surge

@@ -1,0 +1,45 @@
+// ModelWeights: everything a decoder's forward pass reads and never writes -- the
+// embeddings, each layer's norms and linear layers (model/decoder_parts.h), the final
+// norm, lm_head and RoPE's frequencies -- filled once by the loader (model/weight_loader.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/decoder_parts.h"
+
+namespace surge {
+
+struct LayerWeights {
+  std::vector<float> input_norm;  // [hidden_size]
+  // GQA: q, k, v rows stacked: [q_size + 2 * kv_size, hidden_size]. MLA: the query
+  // rows then kv_a's: [mla_first_rows(), hidden_size] (MlaWeights).
+  Linear qkv;
+  std::vector<float> q_norm;  // [head_dim]: Qwen3's per-head RMSNorm of q; empty otherwise
+  std::vector<float> k_norm;  // [head_dim]: the same for k
+  std::unique_ptr<MlaWeights> mla;  // MLA layers only
+  Linear o_proj;                    // [hidden_size, attention_output_size()]
+  std::vector<float> post_attention_norm;  // [hidden_size]
+  // The dense MLP -- or an MoE layer's shared experts (empty when it has none):
+  Linear gate_up;  // gate rows, then up rows: [2 * inter, hidden_size]
+  Linear down;     // [hidden_size, inter]
+  std::unique_ptr<MoeWeights> moe;  // MoE layers only: the routed experts
+};
+
+struct ModelWeights {
+  std::vector<float> inv_freq;       // [rope_dim() / 2]: RoPE inverse frequencies
+  float rope_cos_sin_scale = 1.0f;   // YaRN's mscale ratio; 1 otherwise
+  std::vector<float> embed_tokens;   // [vocab_size, hidden_size]
+  std::vector<LayerWeights> layers;  // [num_layers]
+  std::vector<float> final_norm;     // [hidden_size]
+  Linear lm_head;                    // [vocab_size, hidden_size]; a packed copy when tied
+};
+
+// Bytes of all linear-layer weights (what one decode step streams from memory).
+int64_t LinearWeightBytes(const ModelWeights& weights);
+// The formats the linear layers are held in, e.g. "int8" or "int4-g32+int8".
+std::string LinearWeightFormats(const ModelWeights& weights);
+
+}  // namespace surge
