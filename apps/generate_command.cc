@@ -11,6 +11,7 @@
 
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
+#include "apps/speculative_flags.h"
 #include "apps/weight_flags.h"
 #include "base/flags.h"
 #include "base/logging.h"
@@ -37,6 +38,7 @@ struct GenerateFlags {
   int64_t seed = -1;
   int64_t threads = 0;
   WeightFlags weights;
+  SpeculativeFlags speculative;
   std::string kv_cache_dtype = "auto";
   bool ignore_eos = false;
   bool json = false;
@@ -58,6 +60,7 @@ void Register(FlagParser& parser, GenerateFlags& f) {
   parser.AddInt("seed", &f.seed, "seed for sampling; same seed, same output (default random)");
   parser.AddInt("threads", &f.threads, "worker threads (default: all cores)");
   RegisterWeightFlags(parser, f.weights);
+  RegisterSpeculativeFlags(parser, f.speculative);
   parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
                    "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
@@ -151,7 +154,14 @@ StatusOr<Generated> Drain(RequestStream& stream, bool print, std::chrono::steady
   return result;
 }
 
-int Run(const GenerateFlags& f) {
+// "" when not speculating, else ", speculative METHOD: A of P proposed tokens accepted".
+std::string SpeculationSummary(const EngineStats& stats) {
+  if (stats.spec_decode_method == "none") return "";
+  return ", speculative " + stats.spec_decode_method + ": " + std::to_string(stats.spec_decode_num_accepted_tokens) +
+         " of " + std::to_string(stats.spec_decode_num_draft_tokens) + " proposed tokens accepted";
+}
+
+int Run(const GenerateFlags& f, const SpeculativeConfig& speculative) {
   if (Status status = CheckInt32Flags(f); !status.ok()) return Fail(status) + 1;  // a usage error: 2
   auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
@@ -166,13 +176,17 @@ int Run(const GenerateFlags& f) {
 
   std::vector<int32_t> prompt_ids = (*tokenizer)->Encode(f.prompt, /*add_special_tokens=*/true);
   EngineRequest request = ToRequest(f, prompt_ids);
-  auto engine = CreateQuietly(**model, **tokenizer, ToEngineOptions(**model, *kv_dtype, request));
+  EngineOptions engine_options = ToEngineOptions(**model, *kv_dtype, request);
+  auto speculation = StartSpeculation(speculative, f.model, *load_options, **model, &pool, &engine_options);
+  if (!speculation.ok()) return Fail(speculation.status());
+  auto engine = CreateQuietly(**model, **tokenizer, engine_options);
   if (!engine.ok()) return Fail(engine.status());
   (*engine)->Start();
   auto start = std::chrono::steady_clock::now();
   auto stream = (*engine)->Submit(std::move(request), nullptr);  // the engine's validation
   if (!stream.ok()) return Fail(stream.status());
   auto result = Drain(**stream, /*print=*/!f.json, start);
+  const std::string speculation_summary = SpeculationSummary((*engine)->Stats());
   (*engine)->Stop();
   if (!result.ok()) return Fail(result.status());
   double total_s = SecondsSince(start);
@@ -187,11 +201,11 @@ int Run(const GenerateFlags& f) {
   }
   std::fprintf(stderr,
                "prompt %zu tokens, first token after %.1f ms; %zu tokens in %.1f ms "
-               "(%.1f tok/s decode), finish: %s; weights %s, kv cache %s\n",
+               "(%.1f tok/s decode), finish: %s; weights %s, kv cache %s%s\n",
                prompt_ids.size(), result->first_token_s * 1e3, num_out, total_s * 1e3,
                num_out > 1 ? (num_out - 1) / (total_s - result->first_token_s) : 0.0,
                FinishReasonName(result->finish_reason),
-               (*model)->linear_weight_formats().c_str(), KvDTypeName(*kv_dtype));
+               (*model)->linear_weight_formats().c_str(), KvDTypeName(*kv_dtype), speculation_summary.c_str());
   return 0;
 }
 
@@ -210,7 +224,12 @@ int RunGenerate(const std::vector<std::string>& args) {
     std::fprintf(stderr, "surge generate: --prompt is required (see `surge generate --help`)\n");
     return 2;
   }
-  return Run(flags);
+  StatusOr<SpeculativeConfig> speculative = ToSpeculativeConfig(flags.speculative, parser);
+  if (!speculative.ok()) {
+    std::fprintf(stderr, "surge generate: %s\n", speculative.status().message().c_str());
+    return 2;
+  }
+  return Run(flags, *speculative);
 }
 
 }  // namespace surge

@@ -13,7 +13,7 @@ void RegisterSpeculativeFlags(FlagParser& parser, SpeculativeFlags& f) {
                 "most tokens proposed per sequence and step, in [1, 16] (default 4; each sequence adapts its own)");
   parser.AddInt("speculative-max-decodes", &f.max_decodes,
                 "a step with more decoding sequences than this speculates for none: there the pass is "
-                "compute-bound (default 8; docs/BENCH.md)");
+                "compute-bound (default 4, measured on the 110M model: docs/BENCH.md)");
   parser.AddInt("ngram-min", &f.ngram_min, "--speculative ngram: shortest suffix matched (default 1)");
   parser.AddInt("ngram-max", &f.ngram_max, "--speculative ngram: longest suffix matched (default 4)");
   parser.AddString("draft-model", &f.draft_model,

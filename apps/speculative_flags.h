@@ -20,7 +20,7 @@ namespace surge {
 struct SpeculativeFlags {
   std::string method = "none";
   int64_t num_tokens = 4;
-  int64_t max_decodes = 8;
+  int64_t max_decodes = 4;
   int64_t ngram_min = 1;
   int64_t ngram_max = 4;
   std::string draft_model;     // "": the target's own weights (self-speculation)
@@ -32,7 +32,7 @@ void RegisterSpeculativeFlags(FlagParser& parser, SpeculativeFlags& flags);
 struct SpeculativeConfig {
   SpeculativeMethod method = SpeculativeMethod::kNone;
   int32_t num_tokens = 4;
-  int32_t max_decodes = 8;
+  int32_t max_decodes = 4;
   int32_t ngram_min = 1;
   int32_t ngram_max = 4;
   std::string draft_model;  // "": the target's

@@ -49,7 +49,7 @@ struct EngineOptions {
   // (docs/BENCH.md, speculative decoding).
   std::shared_ptr<Proposer> proposer;
   int32_t num_speculative_tokens = 4;
-  int32_t speculative_max_decodes = 8;
+  int32_t speculative_max_decodes = 4;
   // Monotonic seconds for arrival times, queue times and the cache TTL; steady_clock when
   // empty (tests inject their own).
   std::function<double()> clock;

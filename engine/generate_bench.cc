@@ -10,6 +10,10 @@
 // SURGE_BENCH_MODEL may be a .gguf file (each tensor keeps its file's format; Q8_0/Q6_K
 // become SURGE_BENCH_GGUF_WIDE: int8 (default) | bf16 | f32):
 //   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
+// BM_SpeculativeGreedyDecode runs the same decode with speculative decoding, the target's
+// own weights quantized as the draft (SURGE_BENCH_DRAFT_QUANTIZE: int4 (default) | int8;
+// K = SURGE_BENCH_SPEC_TOKENS, default 4), beside BM_GreedyDecode in the same run; it
+// CHECKs that its greedy tokens are the plain engine's and reports the acceptance rate.
 // SURGE_BENCH_THREADS sets the thread pool's size (default: all cores), e.g. to match
 // llama.cpp's -t in scripts/bench_vs_llamacpp.sh. SURGE_BENCH_TOKENIZER (default:
 // stories260K's) only feeds the engine's detokenizer: ids beyond its vocabulary decode to
@@ -23,6 +27,7 @@
 #include <thread>
 
 #include "base/check.h"
+#include "engine/draft_proposer.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_storage.h"
@@ -72,39 +77,76 @@ Model& BenchModel() {
   return *model;
 }
 
-// One engine over BenchModel() for the single-request benchmarks: no prefix cache (every
-// run computes its whole prompt), KV for one 512-token prompt plus its outputs.
+const Tokenizer& BenchTokenizer() {
+  static Tokenizer* tokenizer = [] {
+    auto loaded = Tokenizer::FromDirectory(Env("SURGE_BENCH_TOKENIZER", "models/stories260K"));
+    CHECK(loaded.ok()) << loaded.status().ToString();
+    return loaded->release();
+  }();
+  return *tokenizer;
+}
+
+// No prefix cache (every run computes its whole prompt), KV for one 512-token prompt plus
+// its outputs.
+EngineOptions BenchEngineOptions(const Model& model) {
+  EngineOptions options;
+  options.enable_prefix_caching = false;
+  options.kv_cache_bytes = 64 * static_cast<int64_t>(model.kv_layout(options.block_size).bytes_per_block());
+  return options;
+}
+
+Engine* StartEngine(Model& model, const EngineOptions& options) {
+  auto created = Engine::Create(model, BenchTokenizer(), options);
+  CHECK(created.ok()) << created.status().ToString();
+  (*created)->Start();
+  return created->release();
+}
+
+// One engine over BenchModel() for the single-request benchmarks.
 Engine& BenchEngine() {
+  static Engine* engine = StartEngine(BenchModel(), BenchEngineOptions(BenchModel()));
+  return *engine;
+}
+
+// The same, speculating with the target's own weights quantized as the draft.
+Engine& SpeculativeBenchEngine() {
   static Engine* engine = [] {
-    static Tokenizer* tokenizer = [] {
-      auto loaded = Tokenizer::FromDirectory(Env("SURGE_BENCH_TOKENIZER", "models/stories260K"));
-      CHECK(loaded.ok()) << loaded.status().ToString();
-      return loaded->release();
-    }();
     Model& model = BenchModel();
-    EngineOptions options;
-    options.enable_prefix_caching = false;
-    options.kv_cache_bytes = 64 * static_cast<int64_t>(model.kv_layout(options.block_size).bytes_per_block());
-    auto created = Engine::Create(model, *tokenizer, options);
-    CHECK(created.ok()) << created.status().ToString();
-    (*created)->Start();
-    return created->release();
+    LoadOptions draft_options = BenchLoadOptions();
+    const std::string quantize = Env("SURGE_BENCH_DRAFT_QUANTIZE", "int4");
+    CHECK(quantize == "int4" || quantize == "int8") << "SURGE_BENCH_DRAFT_QUANTIZE=" << quantize;
+    draft_options.quantize = quantize == "int8" ? Quantization::kInt8 : Quantization::kInt4;
+    static ThreadPool* pool = new ThreadPool(std::stoi(
+        Env("SURGE_BENCH_THREADS", std::to_string(std::thread::hardware_concurrency()).c_str())));
+    auto draft = Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), pool, draft_options);
+    CHECK(draft.ok()) << draft.status().ToString();
+    static Model* draft_model = draft->release();
+    EngineOptions options = BenchEngineOptions(model);
+    options.num_speculative_tokens = std::stoi(Env("SURGE_BENCH_SPEC_TOKENS", "4"));
+    auto proposer = DraftModelProposer::Create(*draft_model, model.config().vocab_size, options.block_size, 64);
+    CHECK(proposer.ok()) << proposer.status().ToString();
+    options.proposer = std::move(*proposer);
+    return StartEngine(model, options);
   }();
   return *engine;
 }
 
 // Submits `request` and waits for its end; returns the tokens it generated.
-int64_t RunToEnd(Engine& engine, EngineRequest request) {
+std::vector<int32_t> RunToEndIds(Engine& engine, EngineRequest request) {
   auto stream = engine.Submit(std::move(request), nullptr);
   CHECK(stream.ok()) << stream.status().ToString();
-  int64_t num_tokens = 0;
+  std::vector<int32_t> ids;
   for (bool finished = false; !finished;) {
     RequestOutput output = (*stream)->Wait();
     CHECK(output.error.ok()) << output.error.ToString();
-    for (const ChoiceDelta& delta : output.choices) num_tokens += static_cast<int64_t>(delta.token_ids.size());
+    for (const ChoiceDelta& delta : output.choices) ids.insert(ids.end(), delta.token_ids.begin(), delta.token_ids.end());
     finished = output.finished;
   }
-  return num_tokens;
+  return ids;
+}
+
+int64_t RunToEnd(Engine& engine, EngineRequest request) {
+  return static_cast<int64_t>(RunToEndIds(engine, std::move(request)).size());
 }
 
 EngineRequest GreedyRequest(std::vector<int32_t> prompt, int32_t max_tokens) {
@@ -117,10 +159,10 @@ EngineRequest GreedyRequest(std::vector<int32_t> prompt, int32_t max_tokens) {
 }
 
 // Labels a run with the weight format and the bytes one decode step streams.
-void Describe(benchmark::State& state, const Model& model) {
+void Describe(benchmark::State& state, const Model& model, const std::string& suffix = "") {
   const std::string path = Env("SURGE_BENCH_MODEL", "");
-  state.SetLabel(path.ends_with(".gguf") ? path.substr(path.find_last_of('/') + 1)
-                                         : LoadOptionsName(model.load_options()));
+  state.SetLabel((path.ends_with(".gguf") ? path.substr(path.find_last_of('/') + 1)
+                                          : LoadOptionsName(model.load_options())) + suffix);
   state.counters["weight_MB"] = model.linear_weight_bytes() / 1e6;
 }
 
@@ -146,6 +188,31 @@ void BM_GreedyDecode(benchmark::State& state) {
   Describe(state, model);
 }
 BENCHMARK(BM_GreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// BM_GreedyDecode with speculation (see the top): the same tokens, fewer target passes.
+void BM_SpeculativeGreedyDecode(benchmark::State& state) {
+  Model& model = BenchModel();
+  Engine& engine = SpeculativeBenchEngine();
+  const std::vector<int32_t> prompt = Prompt(16, model.config().vocab_size);
+  const int32_t max_tokens = static_cast<int32_t>(state.range(0));
+  const std::vector<int32_t> expected = RunToEndIds(BenchEngine(), GreedyRequest(prompt, max_tokens));
+  const EngineStats before = engine.Stats();
+  for (auto _ : state) CHECK(RunToEndIds(engine, GreedyRequest(prompt, max_tokens)) == expected) << "greedy output changed";
+  const EngineStats after = engine.Stats();
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(max_tokens) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["s_per_token"] =
+      benchmark::Counter(static_cast<double>(max_tokens) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  const double proposed = static_cast<double>(after.spec_decode_num_draft_tokens - before.spec_decode_num_draft_tokens);
+  const double accepted =
+      static_cast<double>(after.spec_decode_num_accepted_tokens - before.spec_decode_num_accepted_tokens);
+  state.counters["acceptance"] = proposed > 0 ? accepted / proposed : 0;
+  state.counters["target_passes_per_token"] =
+      static_cast<double>(after.num_steps - before.num_steps) / (static_cast<double>(max_tokens) * state.iterations());
+  Describe(state, model, " draft " + Env("SURGE_BENCH_DRAFT_QUANTIZE", "int4"));
+}
+BENCHMARK(BM_SpeculativeGreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Prefill: range(0) prompt tokens in one forward pass (within the engine's 2048-token
 // step budget), one output token.

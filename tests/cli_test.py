@@ -34,6 +34,17 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(out["output_token_ids"], case["output_ids"])
             self.assertEqual(out["text"], case["output_text"])
 
+    def test_speculative_decoding_gives_the_goldens(self):
+        # Greedy speculation changes how many passes run, never the tokens.
+        case = json.load(open(os.path.join(MODEL, "goldens.json")))["cases"][0]
+        for flags in (["--speculative", "ngram"], ["--speculative", "draft", "--draft-quantize", "int8"],
+                      ["--speculative", "draft", "--num-speculative-tokens", "2"]):
+            proc = run("generate", "--model", MODEL, "--prompt", case["prompt"], "--max-tokens", "128",
+                       "--json", *flags)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(json.loads(proc.stdout)["output_token_ids"], case["output_ids"], flags)
+            self.assertIn("proposed tokens accepted", proc.stderr, flags)
+
     def test_every_kv_cache_dtype_generates(self):
         # f16 and f32 caches give the golden text (f16 moves no greedy token of
         # stories260K: model_kv_dtype_test); the others just run and say their format.
