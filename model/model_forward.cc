@@ -228,6 +228,19 @@ void ForwardPass::PlanSplitDecodes(const PagedKvView& view, const ForwardBatch& 
   GrowTo(act_.attention_partials, act_.split_partials_begin.back());
 }
 
+// Split work item `split_item`: one (split decode, kv head, key partition).
+void ForwardPass::AttendSplitPartition(const PagedKvView& view, int64_t split_item) {
+  const auto& item_begin = act_.split_item_begin;
+  const size_t i =
+      std::upper_bound(item_begin.begin(), item_begin.end(), split_item) - item_begin.begin() - 1;
+  const int64_t local = split_item - item_begin[i];
+  const int64_t num_partitions = (item_begin[i + 1] - item_begin[i]) / view.num_kv_heads;
+  PagedAttentionPartition(view, act_.chunks[act_.split_sequences[i]], 0,
+                          static_cast<int32_t>(local / num_partitions),
+                          static_cast<int32_t>(local % num_partitions),
+                          &act_.attention_partials[act_.split_partials_begin[i]]);
+}
+
 // One work item per (tile of up to kMaxPagedAttentionQueryTile consecutive tokens, kv
 // head): the query heads of that kv head, for each token against its sequence's keys up
 // to the token's position. A tile spanning sequences is split at their boundaries; how
@@ -256,19 +269,10 @@ void ForwardPass::Attend(const PagedKvView& view, const AttentionTarget& target,
       num_tokens * num_kv_heads / (4 * int64_t{pool_->num_threads()}), 1,
       kMaxPagedAttentionQueryTile);
   const int64_t num_tile_items = (num_tokens + tile - 1) / tile * num_kv_heads;
-  const auto& item_begin = act_.split_item_begin;
-  pool_->ParallelFor(num_tile_items + item_begin.back(), [&](int64_t begin, int64_t end) {
+  pool_->ParallelFor(num_tile_items + act_.split_item_begin.back(), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      if (item >= num_tile_items) {  // (split decode, kv head, partition)
-        const int64_t split_item = item - num_tile_items;
-        const size_t i = std::upper_bound(item_begin.begin(), item_begin.end(), split_item) -
-                         item_begin.begin() - 1;
-        const int64_t local = split_item - item_begin[i];
-        const int64_t num_partitions = (item_begin[i + 1] - item_begin[i]) / num_kv_heads;
-        PagedAttentionPartition(view, act_.chunks[act_.split_sequences[i]], 0,
-                                static_cast<int32_t>(local / num_partitions),
-                                static_cast<int32_t>(local % num_partitions),
-                                &act_.attention_partials[act_.split_partials_begin[i]]);
+      if (item >= num_tile_items) {
+        AttendSplitPartition(view, item - num_tile_items);
         continue;
       }
       const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
