@@ -62,7 +62,8 @@ inline int32_t NumAttentionPartitions(int32_t num_keys) {
 // keys in tiles that end at block and partition boundaries, from a fresh state; the
 // partitions' states (max, sum of exp, unnormalized output) are then merged in order
 // 0, 1, 2, ... (a context of one partition -- up to kAttentionPartitionTokens keys --
-// is that single pass, as before the split existed). No allocation past a per-thread
+// is that single pass, as before the split existed; a longer one rounds differently
+// from that old single pass by the merges, never more). No allocation past a per-thread
 // scratch that only grows. The result depends on the keys, the query and block_size
 // only -- not on which blocks hold the keys, on the other queries, or on threads -- so
 // it is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may
