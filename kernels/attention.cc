@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "base/check.h"
 #include "kernels/attention_tile.h"
@@ -77,9 +78,9 @@ void AttendDecodedTile(const VecOps& ops, const float* xk, const float* xv, int3
       ops.axpy(scores[h][t], xv + t * head_dim, heads[h].out, head_dim);
 }
 
-// All keys of every query in `tile`, key tile by key tile: every query's key tiles are
-// a prefix of the last (longest) query's -- they start at the same t0 and only the
-// last one a query sees is cut short at its own num_keys -- so each query folds exactly
+// The tile's key range for every query in `tile`, key tile by key tile: every query's
+// key tiles are a prefix of the last (longest) query's -- they start at the same t0 and
+// only the last one a query sees is cut short at its own num_keys -- so each query folds exactly
 // the tiles, in the order, that it would alone, while a tile's K/V rows are read from
 // memory (and int4 rows decoded) once for the whole query tile instead of per query.
 void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
@@ -93,11 +94,11 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
       kv.dtype == KvDType::kInt4 && tile.num_heads > 1 && kv.head_dim <= kMaxDecodedDim;
   alignas(64) float xk[kKeyTile * kMaxDecodedDim];  // [n, head_dim]: 64 KiB of stack each
   alignas(64) float xv[kKeyTile * kMaxDecodedDim];
-  const int32_t max_keys = tile.num_keys[tile.num_queries - 1];
-  for (int32_t t0 = 0; t0 < max_keys;) {
+  const int32_t key_end = std::min(tile.key_end, tile.num_keys[tile.num_queries - 1]);
+  for (int32_t t0 = tile.key_begin; t0 < key_end;) {
     const int32_t block_index = t0 / kv.block_size;
     const int32_t row = t0 % kv.block_size;
-    const int32_t n = std::min({kKeyTile, kv.block_size - row, max_keys - t0});
+    const int32_t n = std::min({kKeyTile, kv.block_size - row, key_end - t0});
     const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
     const uint8_t* k_rows = kv.k + offset;
     const uint8_t* v_rows = kv.v + offset;
@@ -120,38 +121,110 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
   }
 }
 
-// Queries [query_begin, query_end) (at most kMaxQueriesPerTile), heads [first, first +
-// num_heads) of kv head `kv_head`'s group.
-void AttendHeadPass(SimdLevel level, const VecOps& ops, const KvRowOps& rows,
-                    const PagedKvView& kv, const AttentionQueries& queries, int32_t query_begin,
-                    int32_t query_end, int32_t kv_head, int32_t first, int32_t num_heads) {
-  const int32_t group = queries.num_heads / kv.num_kv_heads;
-  QueryTile tile;
-  tile.num_queries = query_end - query_begin;
-  tile.num_heads = num_heads;
-  for (int32_t i = 0; i < tile.num_queries; ++i) {
-    const int32_t query = query_begin + i;
-    tile.num_keys[i] = queries.start_position + query + 1;
-    DCHECK(static_cast<int64_t>(queries.block_table.size()) * kv.block_size >= tile.num_keys[i]);
-    const float* q_row = queries.q + query * queries.q_stride;
-    float* out_row = queries.out + query * queries.out_stride;
-    for (int32_t h = 0; h < num_heads; ++h) {
-      const int64_t offset = static_cast<int64_t>(kv_head * group + first + h) * kv.head_dim;
-      tile.heads[i][h] = {q_row + offset, out_row + offset,
-                          -std::numeric_limits<float>::infinity(), 0.0f};
-      std::fill_n(tile.heads[i][h].out, kv.head_dim, 0.0f);
-    }
-  }
-  // The AVX-512 f32 tile kernel gives the same bits (attention_tile.h), so which one runs
-  // may depend on the tile's size: transposing K pays only for several (query, head) pairs.
+// Folds the tile's key range into its states. The AVX-512 f32 tile kernel gives the same
+// bits (attention_tile.h), so which one runs may depend on the tile's size: transposing
+// K pays only for several (query, head) pairs.
+void FoldTileKeys(SimdLevel level, const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
+                  const AttentionQueries& queries, int32_t kv_head, QueryTile& tile) {
   const bool wide_tile = tile.num_queries * tile.num_heads >= 4;
   if (!(level >= SimdLevel::kAvx512 && wide_tile &&
         AttendQueryTileF32Avx512(kv, queries, kv_head, tile))) {
     AttendQueryTile(ops, rows, kv, queries, kv_head, tile);
   }
+}
+
+// Merges a later partition's state (max, sum, unnormalized out) into `head`, which holds
+// the partitions before it. Both states have seen at least one key (finite max).
+void MergePartition(const VecOps& ops, float max, float sum, const float* out, int32_t head_dim,
+                    HeadState& head) {
+  const float new_max = std::max(head.max, max);
+  const float old_scale = std::exp(head.max - new_max);
+  const float new_scale = std::exp(max - new_max);
+  ops.scale(old_scale, head.out, head_dim);
+  ops.axpy(new_scale, out, head.out, head_dim);
+  head.sum = head.sum * old_scale + sum * new_scale;
+  head.max = new_max;
+}
+
+// Fresh states for the tile's queries and heads [first, first + num_heads) of kv head
+// `kv_head`'s group, with query i's head h writing out_of(i, h) (zeroed here).
+template <typename OutOf>
+void StartTile(const PagedKvView& kv, const AttentionQueries& queries, int32_t query_begin,
+               int32_t kv_head, int32_t first, OutOf out_of, QueryTile& tile) {
+  const int32_t group = queries.num_heads / kv.num_kv_heads;
+  for (int32_t i = 0; i < tile.num_queries; ++i) {
+    const int32_t query = query_begin + i;
+    tile.num_keys[i] = queries.start_position + query + 1;
+    DCHECK(static_cast<int64_t>(queries.block_table.size()) * kv.block_size >= tile.num_keys[i]);
+    const float* q_row = queries.q + query * queries.q_stride;
+    for (int32_t h = 0; h < tile.num_heads; ++h) {
+      const int64_t offset = static_cast<int64_t>(kv_head * group + first + h) * kv.head_dim;
+      tile.heads[i][h] = {q_row + offset, out_of(i, h, offset),
+                          -std::numeric_limits<float>::infinity(), 0.0f};
+      std::fill_n(tile.heads[i][h].out, kv.head_dim, 0.0f);
+    }
+  }
+}
+
+// Scratch for the later partitions' outputs of one head pass: grown, never shrunk.
+float* PartitionScratch(int64_t num_floats) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < num_floats) scratch.resize(num_floats);
+  return scratch.data();
+}
+
+// Queries [query_begin, query_end) (at most kMaxQueriesPerTile), heads [first, first +
+// num_heads) of kv head `kv_head`'s group: partition 0 straight into out, each later
+// partition into scratch from a fresh state and merged in, partition by partition.
+void AttendHeadPass(SimdLevel level, const VecOps& ops, const KvRowOps& rows,
+                    const PagedKvView& kv, const AttentionQueries& queries, int32_t query_begin,
+                    int32_t query_end, int32_t kv_head, int32_t first, int32_t num_heads) {
+  QueryTile tile;
+  tile.num_queries = query_end - query_begin;
+  tile.num_heads = num_heads;
+  StartTile(kv, queries, query_begin, kv_head, first,
+            [&](int32_t i, int32_t, int64_t offset) {
+              return queries.out + (query_begin + i) * queries.out_stride + offset;
+            },
+            tile);
+  FoldTileKeys(level, ops, rows, kv, queries, kv_head, tile);
+  const int32_t max_keys = tile.num_keys[tile.num_queries - 1];
+  if (max_keys > kAttentionPartitionTokens) {
+    float* scratch = PartitionScratch(int64_t{tile.num_queries} * num_heads * kv.head_dim);
+    QueryTile part;
+    part.num_queries = tile.num_queries;
+    part.num_heads = num_heads;
+    for (int32_t begin = kAttentionPartitionTokens; begin < max_keys;
+         begin += kAttentionPartitionTokens) {
+      StartTile(kv, queries, query_begin, kv_head, first,
+                [&](int32_t i, int32_t h, int64_t) {
+                  return scratch + (int64_t{i} * num_heads + h) * kv.head_dim;
+                },
+                part);
+      part.key_begin = begin;
+      part.key_end = begin + kAttentionPartitionTokens;
+      FoldTileKeys(level, ops, rows, kv, queries, kv_head, part);
+      for (int32_t i = 0; i < tile.num_queries; ++i) {
+        if (tile.num_keys[i] <= begin) continue;  // this query's keys end before the partition
+        for (int32_t h = 0; h < num_heads; ++h) {
+          const HeadState& p = part.heads[i][h];
+          MergePartition(ops, p.max, p.sum, p.out, kv.head_dim, tile.heads[i][h]);
+        }
+      }
+    }
+  }
   for (int32_t i = 0; i < tile.num_queries; ++i)
     for (int32_t h = 0; h < num_heads; ++h)
       ops.scale(1.0f / tile.heads[i][h].sum, tile.heads[i][h].out, kv.head_dim);
+}
+
+// Where head `head` of kv head `kv_head`'s group keeps partition `partition` in a query's
+// partials: [num_kv_heads, num_partitions, G, head_dim + 2] floats.
+int64_t PartialOffset(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
+                      int32_t kv_head, int32_t partition, int32_t head) {
+  const int32_t group = queries.num_heads / kv.num_kv_heads;
+  const int32_t num_partitions = NumAttentionPartitions(queries.start_position + query + 1);
+  return ((int64_t{kv_head} * num_partitions + partition) * group + head) * (kv.head_dim + 2);
 }
 
 }  // namespace
@@ -185,6 +258,95 @@ void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head) {
   PagedAttentionWithLevel(ActiveSimdLevel(), kv, queries, query, kv_head);
+}
+
+void PagedAttentionPartitionWithLevel(SimdLevel level, const PagedKvView& kv,
+                                      const AttentionQueries& queries, int32_t query,
+                                      int32_t kv_head, int32_t partition, float* partials) {
+  const VecOps& ops = VecOpsFor(level);
+  const KvRowOps& rows = KvRowOpsFor(level, kv.dtype);
+  const int32_t group = queries.num_heads / kv.num_kv_heads;
+  DCHECK(0 <= partition &&
+         partition < NumAttentionPartitions(queries.start_position + query + 1));
+  for (int32_t first = 0; first < group; first += kMaxHeadsPerPass) {
+    QueryTile tile;
+    tile.num_queries = 1;
+    tile.num_heads = std::min(kMaxHeadsPerPass, group - first);
+    StartTile(kv, queries, query, kv_head, first,
+              [&](int32_t, int32_t h, int64_t) {
+                return partials + PartialOffset(kv, queries, query, kv_head, partition, first + h);
+              },
+              tile);
+    tile.key_begin = partition * kAttentionPartitionTokens;
+    tile.key_end = tile.key_begin + kAttentionPartitionTokens;
+    FoldTileKeys(level, ops, rows, kv, queries, kv_head, tile);
+    for (int32_t h = 0; h < tile.num_heads; ++h) {
+      tile.heads[0][h].out[kv.head_dim] = tile.heads[0][h].max;
+      tile.heads[0][h].out[kv.head_dim + 1] = tile.heads[0][h].sum;
+    }
+  }
+}
+
+void MergeAttentionPartitionsWithLevel(SimdLevel level, const PagedKvView& kv,
+                                       const AttentionQueries& queries, int32_t query,
+                                       int32_t kv_head, const float* partials) {
+  const VecOps& ops = VecOpsFor(level);
+  const int32_t group = queries.num_heads / kv.num_kv_heads;
+  const int32_t num_partitions = NumAttentionPartitions(queries.start_position + query + 1);
+  for (int32_t h = 0; h < group; ++h) {
+    float* out = queries.out + query * queries.out_stride +
+                 static_cast<int64_t>(kv_head * group + h) * kv.head_dim;
+    const float* first = partials + PartialOffset(kv, queries, query, kv_head, 0, h);
+    std::copy_n(first, kv.head_dim, out);
+    HeadState head{nullptr, out, first[kv.head_dim], first[kv.head_dim + 1]};
+    for (int32_t p = 1; p < num_partitions; ++p) {
+      const float* part = partials + PartialOffset(kv, queries, query, kv_head, p, h);
+      MergePartition(ops, part[kv.head_dim], part[kv.head_dim + 1], part, kv.head_dim, head);
+    }
+    ops.scale(1.0f / head.sum, out, kv.head_dim);
+  }
+}
+
+void PagedAttentionPartition(const PagedKvView& kv, const AttentionQueries& queries,
+                             int32_t query, int32_t kv_head, int32_t partition, float* partials) {
+  PagedAttentionPartitionWithLevel(ActiveSimdLevel(), kv, queries, query, kv_head, partition,
+                                   partials);
+}
+
+void MergeAttentionPartitions(const PagedKvView& kv, const AttentionQueries& queries,
+                              int32_t query, int32_t kv_head, const float* partials) {
+  MergeAttentionPartitionsWithLevel(ActiveSimdLevel(), kv, queries, query, kv_head, partials);
+}
+
+void PagedDecodeAttentionWithLevel(SimdLevel level, ThreadPool& pool, const PagedKvView& kv,
+                                   const AttentionQueries& queries, int32_t query,
+                                   float* partials) {
+  const int32_t num_partitions = NumAttentionPartitions(queries.start_position + query + 1);
+  const int64_t num_kv_heads = kv.num_kv_heads;
+  if (num_partitions == 1) {
+    pool.ParallelFor(num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t g = begin; g < end; ++g)
+        PagedAttentionWithLevel(level, kv, queries, query, static_cast<int32_t>(g));
+    });
+    return;
+  }
+  pool.ParallelFor(num_kv_heads * num_partitions, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      PagedAttentionPartitionWithLevel(level, kv, queries, query,
+                                       static_cast<int32_t>(item / num_partitions),
+                                       static_cast<int32_t>(item % num_partitions), partials);
+    }
+  });
+  pool.ParallelFor(num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t g = begin; g < end; ++g)
+      MergeAttentionPartitionsWithLevel(level, kv, queries, query, static_cast<int32_t>(g),
+                                        partials);
+  });
+}
+
+void PagedDecodeAttention(ThreadPool& pool, const PagedKvView& kv, const AttentionQueries& queries,
+                          int32_t query, float* partials) {
+  PagedDecodeAttentionWithLevel(ActiveSimdLevel(), pool, kv, queries, query, partials);
 }
 
 }  // namespace surge

@@ -7,6 +7,7 @@
 
 #include "kernels/kv_codec.h"
 #include "kernels/simd.h"
+#include "kernels/thread_pool.h"
 
 namespace surge {
 
@@ -45,13 +46,28 @@ struct AttentionQueries {
   float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
+// Keys per partition of a query's context: keys [p * kAttentionPartitionTokens,
+// (p + 1) * kAttentionPartitionTokens) form partition p. Fixed -- never derived from the
+// thread count or the batch -- so how a context is cut depends on its length alone.
+// A multiple of the key tile (32) and of the default KV block (16 tokens).
+constexpr int32_t kAttentionPartitionTokens = 512;
+
+inline int32_t NumAttentionPartitions(int32_t num_keys) {
+  return (num_keys + kAttentionPartitionTokens - 1) / kAttentionPartitionTokens;
+}
+
 // Computes out for query `query` and the query heads that share kv head `kv_head`
 // (heads [kv_head * G, (kv_head + 1) * G), G = num_heads / num_kv_heads), so that each
-// K/V row is read once per group. One online-softmax pass over the keys in tiles that
-// end at block boundaries; no allocation. The result depends on the keys, the query and
-// block_size only -- not on which blocks hold the keys or on the other queries -- so it
-// is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may run
-// on different threads. Quantized rows are dequantized in registers (KvRowOps), the
+// K/V row is read once per group. Per key partition, one online-softmax pass over its
+// keys in tiles that end at block and partition boundaries, from a fresh state; the
+// partitions' states (max, sum of exp, unnormalized output) are then merged in order
+// 0, 1, 2, ... (a context of one partition -- up to kAttentionPartitionTokens keys --
+// is that single pass, as before the split existed; a longer one rounds differently
+// from that old single pass by the merges, never more). No allocation past a per-thread
+// scratch that only grows. The result depends on the keys, the query and block_size
+// only -- not on which blocks hold the keys, on the other queries, or on threads -- so
+// it is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may
+// run on different threads. Quantized rows are dequantized in registers (KvRowOps), the
 // same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
@@ -71,5 +87,40 @@ void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,
                                     int32_t query_end, int32_t kv_head);
 void PagedAttentionWithLevel(SimdLevel level, const PagedKvView& kv,
                              const AttentionQueries& queries, int32_t query, int32_t kv_head);
+
+// Flash-decoding: one query's attention split along its keys, so that a lone long
+// sequence keeps every thread busy. Partition p of kv head g's heads is computed on its
+// own (PagedAttentionPartition, any thread, any order) into the query's partials
+// buffer; MergeAttentionPartitions then folds partitions 0, 1, 2, ... in that order and
+// writes out. Bit for bit what PagedAttention computes for the query: the same
+// partition passes and the same merge in the same order. So a query's output never
+// depends on whether it was split, on the thread count or on the pool's schedule, nor
+// on what else is in the batch; it depends on its context length (which fixes the
+// partitions), as it always did.
+//
+// The partials of one query: [num_kv_heads, num_partitions, G, head_dim + 2] floats,
+// each head's unnormalized output then its running max and sum of exp.
+inline int64_t AttentionPartialsFloats(int32_t num_heads, int32_t head_dim, int32_t num_keys) {
+  return int64_t{num_heads} * NumAttentionPartitions(num_keys) * (head_dim + 2);
+}
+void PagedAttentionPartitionWithLevel(SimdLevel level, const PagedKvView& kv,
+                                      const AttentionQueries& queries, int32_t query,
+                                      int32_t kv_head, int32_t partition, float* partials);
+void MergeAttentionPartitionsWithLevel(SimdLevel level, const PagedKvView& kv,
+                                       const AttentionQueries& queries, int32_t query,
+                                       int32_t kv_head, const float* partials);
+void PagedAttentionPartition(const PagedKvView& kv, const AttentionQueries& queries,
+                             int32_t query, int32_t kv_head, int32_t partition, float* partials);
+void MergeAttentionPartitions(const PagedKvView& kv, const AttentionQueries& queries,
+                              int32_t query, int32_t kv_head, const float* partials);
+
+// Query `query` (all kv heads) on `pool`: one item per (kv head, partition), then one
+// merge per kv head; a single partition is one item per kv head (PagedAttention).
+// partials: AttentionPartialsFloats(...) floats of the query's scratch.
+void PagedDecodeAttentionWithLevel(SimdLevel level, ThreadPool& pool, const PagedKvView& kv,
+                                   const AttentionQueries& queries, int32_t query,
+                                   float* partials);
+void PagedDecodeAttention(ThreadPool& pool, const PagedKvView& kv, const AttentionQueries& queries,
+                          int32_t query, float* partials);
 
 }  // namespace surge

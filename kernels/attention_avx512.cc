@@ -205,11 +205,11 @@ void AttendTileF32(const PagedKvView& kv, const AttentionQueries& queries, int32
   alignas(64) float kt[kD * kTileKeys];
   alignas(64) float scores[kMax][kTileKeys];
   AttentionHeadState* group[kMax];
-  const int32_t max_keys = tile.num_keys[tile.num_queries - 1];
-  for (int32_t t0 = 0; t0 < max_keys;) {
+  const int32_t key_end = std::min(tile.key_end, tile.num_keys[tile.num_queries - 1]);
+  for (int32_t t0 = tile.key_begin; t0 < key_end;) {
     const int32_t block_index = t0 / kv.block_size;
     const int32_t row = t0 % kv.block_size;
-    const int32_t n = std::min({kAttentionKeyTile, kv.block_size - row, max_keys - t0});
+    const int32_t n = std::min({kAttentionKeyTile, kv.block_size - row, key_end - t0});
     const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
     const float* k = reinterpret_cast<const float*>(kv.k + offset);
     const float* v = reinterpret_cast<const float*>(kv.v + offset);

@@ -49,6 +49,44 @@ void BM_Limits(benchmark::State& state) {
 }
 BENCHMARK(BM_Limits)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Copies of one sequence's K/V (random rows quantized once) past kColdBytes, at least
+// min_copies of them, each copy's blocks in its own table: stepping to the next copy
+// each iteration reads K/V from DRAM, as a decode step streams a cache once.
+struct ColdKv {
+  std::vector<uint8_t> k, v;  // [num_copies * blocks_per_seq, num_kv_heads, kBlockSize] rows
+  std::vector<std::vector<int32_t>> tables;  // [num_copies][blocks_per_seq]
+  int64_t seq_bytes = 0;  // one copy's K and V
+};
+
+ColdKv MakeColdKv(KvDType dtype, int32_t context, int32_t num_kv_heads, int32_t head_dim,
+                  int64_t min_copies, std::mt19937& rng) {
+  ColdKv cold;
+  const int64_t row_bytes = KvRowBytes(dtype, head_dim);
+  const int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
+  const int64_t block_bytes = int64_t{kBlockSize} * num_kv_heads * row_bytes;  // K or V
+  cold.seq_bytes = 2 * blocks_per_seq * block_bytes;
+  const int64_t num_copies =
+      std::max<int64_t>(min_copies, (kColdBytes + cold.seq_bytes - 1) / cold.seq_bytes);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(head_dim);
+  std::vector<uint8_t> one(blocks_per_seq * block_bytes);
+  for (int64_t r = 0; r < int64_t{blocks_per_seq} * kBlockSize * num_kv_heads; ++r) {
+    for (float& value : x) value = dist(rng);
+    QuantizeKvRow(dtype, x.data(), head_dim, &one[r * row_bytes]);
+  }
+  cold.k.resize(num_copies * one.size());
+  cold.v.resize(cold.k.size());
+  for (int64_t c = 0; c < num_copies; ++c) {
+    std::memcpy(&cold.k[c * one.size()], one.data(), one.size());
+    std::memcpy(&cold.v[c * one.size()], one.data(), one.size());
+  }
+  cold.tables.assign(num_copies, std::vector<int32_t>(blocks_per_seq));
+  for (int64_t c = 0; c < num_copies; ++c)
+    for (int32_t b = 0; b < blocks_per_seq; ++b)
+      cold.tables[c][b] = static_cast<int32_t>(c * blocks_per_seq + b);
+  return cold;
+}
+
 // Args: dtype index, context length, query heads, kv heads, head_dim.
 void BM_PagedAttention(benchmark::State& state) {
   const KvDType dtype = kDTypes[state.range(0)];
@@ -56,32 +94,15 @@ void BM_PagedAttention(benchmark::State& state) {
   const int32_t num_heads = static_cast<int32_t>(state.range(2));
   const int32_t num_kv_heads = static_cast<int32_t>(state.range(3));
   const int32_t head_dim = static_cast<int32_t>(state.range(4));
-  const int64_t row_bytes = KvRowBytes(dtype, head_dim);
-  const int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
-  const int64_t block_bytes = int64_t{kBlockSize} * num_kv_heads * row_bytes;  // K or V
-  const int64_t seq_bytes = 2 * blocks_per_seq * block_bytes;
-  const int64_t num_seqs = std::max<int64_t>(kBatch, (kColdBytes + seq_bytes - 1) / seq_bytes);
-  // One sequence's K/V, quantized once, then copied to every sequence's blocks.
   std::mt19937 rng(0);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(head_dim);
-  std::vector<uint8_t> one(blocks_per_seq * block_bytes);
-  for (int64_t r = 0; r < int64_t{blocks_per_seq} * kBlockSize * num_kv_heads; ++r) {
-    for (float& v : x) v = dist(rng);
-    QuantizeKvRow(dtype, x.data(), head_dim, &one[r * row_bytes]);
-  }
-  std::vector<uint8_t> k(num_seqs * one.size()), v(k.size());
-  for (int64_t s = 0; s < num_seqs; ++s) {
-    std::memcpy(&k[s * one.size()], one.data(), one.size());
-    std::memcpy(&v[s * one.size()], one.data(), one.size());
-  }
-  std::vector<std::vector<int32_t>> tables(num_seqs, std::vector<int32_t>(blocks_per_seq));
-  for (int64_t s = 0; s < num_seqs; ++s)
-    for (int32_t b = 0; b < blocks_per_seq; ++b)
-      tables[s][b] = static_cast<int32_t>(s * blocks_per_seq + b);
+  ColdKv cold = MakeColdKv(dtype, context, num_kv_heads, head_dim, kBatch, rng);
+  const int64_t seq_bytes = cold.seq_bytes;
+  const int64_t num_seqs = static_cast<int64_t>(cold.tables.size());
+  const auto& tables = cold.tables;
   std::vector<float> q(int64_t{kBatch} * num_heads * head_dim), out(q.size());
   for (float& value : q) value = dist(rng);
-  const PagedKvView view{k.data(), v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
+  const PagedKvView view{cold.k.data(), cold.v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
   const double read_limit = Limits(Pool()).read_gb_per_s;  // measured before the clock starts
   int64_t next = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -130,6 +151,78 @@ BENCHMARK(BM_PagedAttention)
     ->ArgNames({"dtype", "ctx", "heads", "kv_heads", "dim"})
     ->MinTime(0.3)
     ->Unit(benchmark::kMicrosecond);
+
+// Long-context decode: ONE sequence's decode query at the end of `ctx` keys, all kv
+// heads, as one layer of a decode step with nothing else in the batch runs it. Mode 0 is
+// the path without the split (one PagedAttention item per kv head, what
+// ForwardPass::Attend runs for a lone decode before flash-decoding); mode 1 is
+// PagedDecodeAttention (one item per (kv head, 512-key partition), then the merges).
+// Both compute the same bits. K/V are cold as in BM_PagedAttention (copies of the
+// sequence past 1 GiB, the next copy each iteration). ms per step is the time column.
+//
+//   SURGE_BENCH_THREADS=1 build/attention_bench --benchmark_filter='BM_Limits|BM_LongDecode'
+//   SURGE_BENCH_THREADS=2 build/attention_bench --benchmark_filter='BM_Limits|BM_LongDecode'
+void BM_LongDecode(benchmark::State& state) {
+  const KvDType dtype = kDTypes[state.range(0)];
+  const int32_t context = static_cast<int32_t>(state.range(1));
+  const int32_t num_heads = static_cast<int32_t>(state.range(2));
+  const int32_t num_kv_heads = static_cast<int32_t>(state.range(3));
+  const int32_t head_dim = static_cast<int32_t>(state.range(4));
+  const bool split = state.range(5) != 0;
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  ColdKv cold = MakeColdKv(dtype, context, num_kv_heads, head_dim, 1, rng);
+  const int64_t seq_bytes = cold.seq_bytes;
+  const int64_t num_copies = static_cast<int64_t>(cold.tables.size());
+  const int64_t stride = int64_t{num_heads} * head_dim;
+  std::vector<float> q(stride), out(stride);
+  for (float& value : q) value = dist(rng);
+  std::vector<float> partials(AttentionPartialsFloats(num_heads, head_dim, context));
+  const PagedKvView view{cold.k.data(), cold.v.data(), kBlockSize, num_kv_heads, head_dim, dtype};
+  const double read_limit = Limits(Pool()).read_gb_per_s;  // measured before the clock starts
+  int64_t next = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    const AttentionQueries queries{q.data(), stride,  out.data(),    stride,
+                                   1,        num_heads, context - 1, cold.tables[next],
+                                   1.0f / std::sqrt(float(head_dim))};
+    if (split) {
+      PagedDecodeAttention(Pool(), view, queries, 0, partials.data());
+    } else {
+      Pool().ParallelFor(num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t g = begin; g < end; ++g)
+          PagedAttention(view, queries, 0, static_cast<int32_t>(g));
+      });
+    }
+    next = (next + 1) % num_copies;
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double gb_per_s = double(seq_bytes) * state.iterations() / seconds / 1e9;
+  state.counters["GB/s"] = gb_per_s;
+  state.counters["%read_bw"] = 100 * gb_per_s / read_limit;
+  state.counters["threads"] = Pool().num_threads();
+  state.SetLabel(std::string(KvDTypeName(dtype)) + "/" + SimdLevelName(ActiveSimdLevel()) +
+                 (split ? "/split" : "/unsplit"));
+}
+
+void LongDecodeShapes(benchmark::internal::Benchmark* b) {
+  for (int64_t dtype : {0, 3}) {  // f32 (the default cache) and int8
+    for (int64_t context : {1024, 4096, 16384, 32768}) {
+      for (int64_t split : {0, 1}) {
+        b->Args({dtype, context, 12, 12, 64, split});   // llama-110m
+        b->Args({dtype, context, 32, 8, 128, split});   // Llama-3-8B's heads: GQA 4
+        b->Args({dtype, context, 8, 1, 128, split});    // one kv head (GQA 8)
+      }
+    }
+  }
+}
+BENCHMARK(BM_LongDecode)
+    ->Apply(LongDecodeShapes)
+    ->ArgNames({"dtype", "ctx", "heads", "kv_heads", "dim", "split"})
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
 
 // Prefill attention: one sequence's chunk of `queries` queries at the end of a context
 // of `ctx` positions (query j sees ctx - queries + j + 1 keys), all kv heads, as one

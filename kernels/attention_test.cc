@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/reference/reference.h"
+#include "kernels/thread_pool.h"
 
 namespace surge {
 namespace {
@@ -268,6 +269,101 @@ TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
       }
     }
   }
+  }
+}
+
+// Contexts below, at and across key-partition boundaries (kAttentionPartitionTokens).
+constexpr int32_t kSplitContexts[] = {1, 511, 512, 513, 1025, 4097};
+
+// Flash-decoding (PagedDecodeAttention on pools of 1-3 threads) against the scalar
+// reference (kernels/reference: double scores, two-pass softmax over the cache's
+// decoded rows) on fresh random inputs, for every format, MHA and GQA (8 heads per kv
+// head; 20: two head passes), the decode query at the end of each context.
+TEST(PagedAttentionTest, SplitDecodeMatchesReference) {
+  std::mt19937 rng(21);
+  ThreadPool pool(3);
+  const struct {
+    int32_t num_heads, num_kv_heads, head_dim, block_size;
+  } layouts[] = {{4, 4, 64, 16}, {16, 2, 64, 16}, {20, 1, 40, 48}};
+  for (const auto& l : layouts) {
+    for (int32_t context : kSplitContexts) {
+      for (KvDType dtype : kAllKvDTypes) {
+        const Shape shape{l.num_heads, l.num_kv_heads, l.head_dim, l.block_size, context - 1, 1};
+        Scenario scenario(shape, rng, dtype);
+        std::vector<float> ref(scenario.q.size(), NAN), out(ref.size(), NAN);
+        reference::PagedAttention(scenario.kv(), scenario.queries(ref.data()));
+        std::vector<float> partials(AttentionPartialsFloats(l.num_heads, l.head_dim, context), NAN);
+        PagedDecodeAttention(pool, scenario.kv(), scenario.queries(out.data()), 0, partials.data());
+        ExpectNear(out, ref, "split decode", shape, dtype);
+      }
+    }
+  }
+}
+
+void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& want, const char* what,
+                    KvDType dtype, SimdLevel level, int32_t context) {
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+        << what << " " << KvDTypeName(dtype) << " " << SimdLevelName(level) << " context "
+        << context << " at " << i;
+  }
+}
+
+// The split's invariance: a decode's output is bit for bit the same on pools of 1, 2 and
+// 3 threads, with its partitions computed in reverse order, as PagedAttention computes
+// it unsplit, and as a prefill chunk computes the same position (PagedAttentionQueries
+// over queries that straddle the partition boundaries), for every format and SIMD
+// level. f32 with head_dim 64 also takes the AVX-512 transposed-K tile kernel.
+TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
+  std::mt19937 rng(22);
+  ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
+  constexpr int32_t kChunk = 20;  // prefill queries ending at the decode's position
+  const struct {
+    int32_t num_heads, num_kv_heads, head_dim, block_size;
+  } layouts[] = {{4, 4, 64, 16}, {8, 2, 64, 16}, {20, 1, 40, 48}};
+  for (const auto& l : layouts) {
+    for (int32_t context : {513, 1030, 4097}) {
+      for (KvDType dtype : kAllKvDTypes) {
+        const Shape shape{l.num_heads, l.num_kv_heads, l.head_dim, l.block_size,
+                          context - kChunk, kChunk};
+        Scenario scenario(shape, rng, dtype);
+        const int32_t last = kChunk - 1;  // the decode: query `last`, keys [0, context)
+        const size_t row = size_t(l.num_heads) * l.head_dim;
+        for (SimdLevel level : SupportedSimdLevels()) {
+          std::vector<float> whole(scenario.q.size(), NAN), prefill(whole.size(), NAN);
+          const AttentionQueries whole_q = scenario.queries(whole.data());
+          const AttentionQueries prefill_q = scenario.queries(prefill.data());
+          for (int32_t g = 0; g < l.num_kv_heads; ++g) {
+            PagedAttentionWithLevel(level, scenario.kv(), whole_q, last, g);
+            PagedAttentionQueriesWithLevel(level, scenario.kv(), prefill_q, 0, kChunk, g);
+          }
+          const std::vector<float> want(whole.begin() + last * row, whole.end());
+          ExpectSameBits({prefill.begin() + last * row, prefill.end()}, want, "prefill", dtype,
+                         level, context);
+          std::vector<float> partials(AttentionPartialsFloats(l.num_heads, l.head_dim, context));
+          for (ThreadPool& pool : pools) {
+            std::vector<float> out(scenario.q.size(), NAN);
+            PagedDecodeAttentionWithLevel(level, pool, scenario.kv(), scenario.queries(out.data()),
+                                          last, partials.data());
+            ExpectSameBits({out.begin() + last * row, out.end()}, want, "split", dtype, level,
+                           context);
+          }
+          std::vector<float> reversed(scenario.q.size(), NAN);
+          const AttentionQueries reversed_q = scenario.queries(reversed.data());
+          std::fill(partials.begin(), partials.end(), NAN);
+          for (int32_t g = l.num_kv_heads - 1; g >= 0; --g) {
+            for (int32_t p = NumAttentionPartitions(context) - 1; p >= 0; --p)
+              PagedAttentionPartitionWithLevel(level, scenario.kv(), reversed_q, last, g, p,
+                                               partials.data());
+          }
+          for (int32_t g = 0; g < l.num_kv_heads; ++g)
+            MergeAttentionPartitionsWithLevel(level, scenario.kv(), reversed_q, last, g,
+                                              partials.data());
+          ExpectSameBits({reversed.begin() + last * row, reversed.end()}, want, "reversed", dtype,
+                         level, context);
+        }
+      }
+    }
   }
 }
 

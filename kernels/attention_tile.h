@@ -28,9 +28,13 @@ struct AttentionQueryTile {
   int32_t num_keys[kMaxPagedAttentionQueryTile];  // query i sees keys [0, num_keys[i])
   int32_t num_queries = 0;
   int32_t num_heads = 0;
+  // The keys this pass folds: query i folds [key_begin, min(key_end, num_keys[i])) -- one
+  // key partition (kAttentionPartitionTokens), or everything when the context is shorter.
+  int32_t key_begin = 0;
+  int32_t key_end = kAttentionPartitionTokens;
 };
 
-// AVX-512, f32 K/V: every key of every query of `tile`, bit for bit what the portable
+// AVX-512, f32 K/V: the tile's key range for every query of `tile`, bit for bit what the portable
 // loop computes with the AVX-512 row ops (the same dot chains and reduction tree, the
 // same fold and axpy), but each key tile's K rows are transposed once so that a query's
 // scores for 16 keys come from one vector FMA chain instead of 16 horizontal sums.

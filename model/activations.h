@@ -24,6 +24,12 @@ struct Activations {
   std::vector<int32_t> sequence_of_token;  // [num_tokens]: index into batch.sequences
   std::vector<float> logits_input;         // [num_logits_rows, hidden_size]: final-normed rows
   std::vector<AttentionQueries> chunks;    // [num_sequences]; q/out point into qkv/attention
+  // Flash-decoding (ForwardPass::Attend): the batch's split decodes, the first of their
+  // (kv head, partition) work items, and their partials (kernels/attention.h).
+  std::vector<int32_t> split_sequences;       // [num_split]: index into batch.sequences
+  std::vector<int64_t> split_item_begin;      // [num_split + 1]
+  std::vector<int64_t> split_partials_begin;  // [num_split + 1]: offsets into attention_partials
+  std::vector<float> attention_partials;      // AttentionPartialsFloats per split decode
 };
 
 // MLA's buffers (H heads, L = kv_lora_rank, R = qk_rope_head_dim).

@@ -75,6 +75,9 @@ class ForwardPass {
     float scale;
   };
   void Attend(const PagedKvView& view, const AttentionTarget& target, const ForwardBatch& batch);
+  // Fills act_.split_*: the decodes Attend splits along their keys.
+  void PlanSplitDecodes(const PagedKvView& view, const ForwardBatch& batch);
+  void AttendSplitPartition(const PagedKvView& view, int64_t split_item);
   void AddToResidual(int64_t num_tokens);
   // normed = down(silu(gate(normed)) * up(normed)), for the first num_tokens rows.
   void DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens);

@@ -202,12 +202,52 @@ void ForwardPass::RopeAndStoreKv(int32_t layer, const ForwardBatch& batch, KvSto
   });
 }
 
+// A decode -- a chunk of one token -- whose context spans several key partitions is
+// split along its keys (flash-decoding, kernels/attention.h), so that a lone long
+// sequence keeps every thread busy. Decided from the sequence's own chunk only, and the
+// split gives the very bits the tile path would: neither changes any result.
+static bool SplitsDecode(const SequenceChunk& seq) {
+  return seq.num_tokens == 1 && NumAttentionPartitions(seq.start_position + 1) > 1;
+}
+
+void ForwardPass::PlanSplitDecodes(const PagedKvView& view, const ForwardBatch& batch) {
+  act_.split_sequences.clear();
+  act_.split_item_begin.assign(1, 0);
+  act_.split_partials_begin.assign(1, 0);
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceChunk& seq = batch.sequences[s];
+    if (!SplitsDecode(seq)) continue;
+    const int32_t num_keys = seq.start_position + 1;
+    act_.split_sequences.push_back(static_cast<int32_t>(s));
+    act_.split_item_begin.push_back(act_.split_item_begin.back() +
+                                    int64_t{view.num_kv_heads} * NumAttentionPartitions(num_keys));
+    act_.split_partials_begin.push_back(
+        act_.split_partials_begin.back() +
+        AttentionPartialsFloats(static_cast<int32_t>(config_.num_heads), view.head_dim, num_keys));
+  }
+  GrowTo(act_.attention_partials, act_.split_partials_begin.back());
+}
+
+// Split work item `split_item`: one (split decode, kv head, key partition).
+void ForwardPass::AttendSplitPartition(const PagedKvView& view, int64_t split_item) {
+  const auto& item_begin = act_.split_item_begin;
+  const size_t i =
+      std::upper_bound(item_begin.begin(), item_begin.end(), split_item) - item_begin.begin() - 1;
+  const int64_t local = split_item - item_begin[i];
+  const int64_t num_partitions = (item_begin[i + 1] - item_begin[i]) / view.num_kv_heads;
+  PagedAttentionPartition(view, act_.chunks[act_.split_sequences[i]], 0,
+                          static_cast<int32_t>(local / num_partitions),
+                          static_cast<int32_t>(local % num_partitions),
+                          &act_.attention_partials[act_.split_partials_begin[i]]);
+}
+
 // One work item per (tile of up to kMaxPagedAttentionQueryTile consecutive tokens, kv
 // head): the query heads of that kv head, for each token against its sequence's keys up
 // to the token's position. A tile spanning sequences is split at their boundaries; how
 // tokens are tiled never changes a result (PagedAttentionQueries is bit for bit
 // PagedAttention per query), so tiles shrink until every thread has several items
-// (decode batches: one token per tile).
+// (decode batches: one token per tile). Split decodes (above) take one item per (kv
+// head, key partition) after the tiles instead, and one merge per kv head after that.
 void ForwardPass::Attend(const PagedKvView& view, const AttentionTarget& target,
                          const ForwardBatch& batch) {
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
@@ -222,24 +262,41 @@ void ForwardPass::Attend(const PagedKvView& view, const AttentionTarget& target,
                                       seq.block_table,
                                       target.scale};
   }
+  PlanSplitDecodes(view, batch);
   const int64_t num_kv_heads = view.num_kv_heads;
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   const int64_t tile = std::clamp<int64_t>(
       num_tokens * num_kv_heads / (4 * int64_t{pool_->num_threads()}), 1,
       kMaxPagedAttentionQueryTile);
-  const int64_t num_tiles = (num_tokens + tile - 1) / tile;
-  pool_->ParallelFor(num_tiles * num_kv_heads, [&](int64_t begin, int64_t end) {
+  const int64_t num_tile_items = (num_tokens + tile - 1) / tile * num_kv_heads;
+  pool_->ParallelFor(num_tile_items + act_.split_item_begin.back(), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
+      if (item >= num_tile_items) {
+        AttendSplitPartition(view, item - num_tile_items);
+        continue;
+      }
       const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
       const int64_t tile_end = std::min(num_tokens, (item / num_kv_heads + 1) * tile);
       for (int64_t t = item / num_kv_heads * tile; t < tile_end;) {
         const int32_t s = act_.sequence_of_token[t];
         const SequenceChunk& seq = batch.sequences[s];
         const int64_t run_end = std::min<int64_t>(tile_end, seq.token_begin + seq.num_tokens);
-        PagedAttentionQueries(view, act_.chunks[s], static_cast<int32_t>(t - seq.token_begin),
-                              static_cast<int32_t>(run_end - seq.token_begin), kv_head);
+        if (!SplitsDecode(seq)) {
+          PagedAttentionQueries(view, act_.chunks[s], static_cast<int32_t>(t - seq.token_begin),
+                                static_cast<int32_t>(run_end - seq.token_begin), kv_head);
+        }
         t = run_end;
       }
+    }
+  });
+  if (act_.split_sequences.empty()) return;
+  pool_->ParallelFor(static_cast<int64_t>(act_.split_sequences.size()) * num_kv_heads,
+                     [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t i = item / num_kv_heads;
+      MergeAttentionPartitions(view, act_.chunks[act_.split_sequences[i]], 0,
+                               static_cast<int32_t>(item % num_kv_heads),
+                               &act_.attention_partials[act_.split_partials_begin[i]]);
     }
   });
 }

@@ -24,6 +24,7 @@ struct TinyModel {
   bool tie = false;
   std::string drop = "";
   std::string reshape = "";
+  int32_t max_position_embeddings = 64;
 
   std::string Write(const std::string& name) const {
     const std::string dir = testing::TempDir() + "/surge_model_test_" + name;
@@ -36,7 +37,7 @@ struct TinyModel {
                              {"num_attention_heads", 2},
                              {"num_key_value_heads", 1},
                              {"vocab_size", 32},
-                             {"max_position_embeddings", 64},
+                             {"max_position_embeddings", max_position_embeddings},
                              {"rms_norm_eps", 1e-5},
                              {"hidden_act", "silu"},
                              {"tie_word_embeddings", tie}};
@@ -205,6 +206,28 @@ TEST(ModelForwardTest, LogitsAreBatchInvariant) {
   }
   ASSERT_EQ(alone.logits[0].size(), split.logits[0].size());
   EXPECT_TRUE(alone.logits[0] == split.logits[0]) << "prefill vs prefill + decode differ";
+  EXPECT_TRUE(alone.logits[0] == busy.logits[1]) << "alone vs in a mixed batch differ";
+}
+
+// The same past one key partition (kernels/attention.h: 512 keys), where each decode
+// is split along its keys (flash-decoding) while prefill chunks fold the partitions in
+// one thread: a 700-token prompt in one pass, as 520 + 180 decodes, and in a busy mixed
+// batch (a neighbour past 600 tokens decoding alongside) give the same bits.
+TEST(ModelForwardTest, LogitsAreBatchInvariantPastOneKeyPartition) {
+  ThreadPool pool(3);
+  std::unique_ptr<Model> model =
+      LoadOrDie(TinyModel{.max_position_embeddings = 2048}.Write("long"), &pool);
+  const std::vector<int32_t> a = RandomIds(700, 32, 4);
+  Runner alone(*model, {a}, 32, 1);
+  alone.Step({{0, 700}});
+  Runner split(*model, {a}, 32, 2);
+  split.Step({{0, 520}});
+  for (int i = 520; i < 700; ++i) split.Step({{0, 1}});
+  Runner busy(*model, {RandomIds(800, 32, 5), a}, 32, 3);
+  busy.Step({{0, 600}, {1, 515}});
+  for (int i = 515; i < 700; ++i) busy.Step({{1, 1}, {0, 1}});
+  ASSERT_EQ(alone.logits[0].size(), split.logits[0].size());
+  EXPECT_TRUE(alone.logits[0] == split.logits[0]) << "prefill vs prefill + split decodes differ";
   EXPECT_TRUE(alone.logits[0] == busy.logits[1]) << "alone vs in a mixed batch differ";
 }
 
