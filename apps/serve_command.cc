@@ -44,6 +44,7 @@ struct ServeFlags {
   std::string kv_cache_dtype = "auto";
   int64_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 2048;
+  int64_t max_prefill_tokens_with_decodes = 256;
   int64_t max_waiting = 1024;
   std::string max_body_size = "8MiB";
   int64_t max_json_depth = api::kDefaultMaxJsonDepth;
@@ -86,6 +87,11 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddInt("max-num-seqs", &f.max_num_seqs, "sequences in one batch (default 256)");
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
+  parser.AddInt("max-prefill-tokens-with-decodes", &f.max_prefill_tokens_with_decodes,
+                "while sequences decode, prompt tokens one step may take, so a long prompt prefills in slices "
+                "and the others' inter-token latency stays near one such step; 0: the whole token budget "
+                "(default 256: a 1.6K-token prompt arriving among decodes stalled them 2.4 s with the whole "
+                "budget, 0.40 s in slices of 256, on the 110M model here; docs/BENCH.md)");
   parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");
   parser.AddString("max-body-size", &f.max_body_size, "largest request body; larger gets 413 (default 8MiB)");
   parser.AddInt("max-json-depth", &f.max_json_depth,
@@ -214,6 +220,11 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
     return InvalidArgumentError("--max-num-batched-tokens must be >= 1");
   }
   if (f.max_waiting < 1 || f.max_waiting > 1 << 24) return InvalidArgumentError("--max-waiting must be >= 1");
+  // At or above --max-num-batched-tokens it changes nothing (the budget binds first).
+  if (f.max_prefill_tokens_with_decodes < 0 || f.max_prefill_tokens_with_decodes > 1 << 24) {
+    return InvalidArgumentError("--max-prefill-tokens-with-decodes must be >= 0");
+  }
+  config->engine.max_prefill_tokens_with_decodes = static_cast<int32_t>(f.max_prefill_tokens_with_decodes);
   if (f.max_json_depth < 2 || f.max_json_depth > api::kMaxJsonDepthLimit) {
     return InvalidArgumentError("--max-json-depth must be in [2, " + std::to_string(api::kMaxJsonDepthLimit) + "]");
   }

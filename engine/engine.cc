@@ -23,6 +23,9 @@ Status ValidateOptions(const EngineOptions& options) {
     return InvalidArgumentError("max_num_batched_tokens must be > 0");
   }
   if (options.max_waiting <= 0) return InvalidArgumentError("max_waiting must be > 0");
+  if (options.max_prefill_tokens_with_decodes < 0) {
+    return InvalidArgumentError("max_prefill_tokens_with_decodes must be >= 0");
+  }
   if (!(options.prefix_cache_ttl_s >= 0)) return InvalidArgumentError("prefix_cache_ttl_s must be >= 0");
   if (!(options.priority_aging_s > 0)) return InvalidArgumentError("priority_aging_s must be > 0");
   if (options.proposer != nullptr) {
@@ -89,7 +92,10 @@ Engine::Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOpt
       kv_(model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks,
           PrefixCacheOptions{options.enable_prefix_caching, options.prefix_cache_ttl_s, kDefaultBlockHashSeed,
                              options.clock, /*record_events=*/options.enable_prefix_caching}),
-      scheduler_({options.max_num_seqs, options.max_num_batched_tokens}, kv_,
+      scheduler_({.max_num_seqs = options.max_num_seqs,
+                  .max_num_batched_tokens = options.max_num_batched_tokens,
+                  .max_prefill_tokens_with_decodes = options.max_prefill_tokens_with_decodes},
+                 kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
       sample_logits_(vocab_size_),

@@ -35,6 +35,7 @@ struct EngineOptions {
   KvDType kv_dtype = KvDType::kF32;           // format of the cached K/V rows
   int32_t max_num_seqs = 256;                 // running sequences at once
   int32_t max_num_batched_tokens = 2048;      // tokens per forward pass
+  int32_t max_prefill_tokens_with_decodes = 0;  // SchedulerOptions' (0: off)
   int32_t max_waiting = 1024;                 // queued requests before Submit refuses
   bool check_invariants = false;              // tests: CHECK scheduler + KV invariants per step
   bool enable_prefix_caching = true;          // reuse the K/V of full blocks seen before

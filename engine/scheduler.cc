@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -50,6 +51,10 @@ const SchedulerOutput& Scheduler::Schedule() {
   budget_prompt_logits_tokens_ = options_.max_prompt_logits_tokens;
   candidates_.assign(running_.begin(), running_.end());
   ScheduleRunning(/*decodes=*/true);
+  const bool decoding = !output_.chunks.empty();
+  budget_prefill_tokens_ = decoding && options_.max_prefill_tokens_with_decodes > 0
+                               ? options_.max_prefill_tokens_with_decodes
+                               : std::numeric_limits<int32_t>::max();
   ScheduleRunning(/*decodes=*/false);
   if (output_.num_preempted == 0) ScheduleWaiting();
   // Drafts last: they take only what the real tokens left of the budget and the pool.
@@ -70,9 +75,9 @@ void Scheduler::ScheduleRunning(bool decodes) {
     const int32_t num_pending = seq->num_pending_tokens();
     DCHECK(num_pending >= 1);
     if ((num_pending == 1) != decodes) continue;
-    const int32_t num_tokens = FitChunk(*seq, std::min(num_pending, budget_tokens_));
+    const int32_t num_tokens = FitChunk(*seq, std::min(num_pending, budget_tokens_), !decodes);
     if (num_tokens == 0) continue;
-    if (ReserveForRunning(*seq, num_tokens)) AddChunk(*seq, num_tokens);
+    if (ReserveForRunning(*seq, num_tokens)) AddChunk(*seq, num_tokens, !decodes);
   }
 }
 
@@ -81,20 +86,21 @@ void Scheduler::ScheduleWaiting() {
     const size_t index = policy_->PickNextWaiting(waiting_);
     Sequence& seq = *waiting_[index];
     if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
-    if (FitChunk(seq, budget_tokens_) == 0) return;
+    const int32_t max_tokens = FitChunk(seq, budget_tokens_, /*prefill=*/true);
+    if (max_tokens == 0) return;
     // One prefix-cache lookup: the cached blocks are attached, the rest is allocated.
     // Embeddings pool hidden states the cache does not keep: they compute every token.
     const std::optional<int32_t> num_cached = kv_.AllocatePrompt(
-        seq.id, seq.token_ids, budget_tokens_, seq.output == SequenceOutput::kTokens);
+        seq.id, seq.token_ids, max_tokens, seq.output == SequenceOutput::kTokens);
     if (!num_cached) return;
-    const int32_t num_tokens = FitChunk(seq, std::min(seq.num_tokens() - *num_cached, budget_tokens_));
+    const int32_t num_tokens = std::min(seq.num_tokens() - *num_cached, max_tokens);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
     if (seq.num_preemptions == 0) seq.num_cached_tokens = *num_cached;
     seq.num_computed_tokens = *num_cached;
     seq.status = SequenceStatus::kRunning;
     running_.push_back(&seq);
     num_seq_slots_used_ += seq.num_seq_slots;
-    AddChunk(seq, num_tokens);
+    AddChunk(seq, num_tokens, /*prefill=*/true);
   }
 }
 
@@ -126,9 +132,10 @@ void Scheduler::Preempt(Sequence& seq) {
   ++output_.num_preempted;
 }
 
-void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens) {
+void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens, bool prefill) {
   output_.chunks.push_back({&seq, seq.num_computed_tokens, num_tokens, false});
   budget_tokens_ -= num_tokens;
+  if (prefill) budget_prefill_tokens_ -= num_tokens;
   if (seq.output == SequenceOutput::kPromptLogits) budget_prompt_logits_tokens_ -= num_tokens;
 }
 
@@ -164,7 +171,8 @@ void Scheduler::Update(const SchedulerOutput& plan, std::span<const ChunkResult>
   }
 }
 
-int32_t Scheduler::FitChunk(const Sequence& seq, int32_t num_tokens) const {
+int32_t Scheduler::FitChunk(const Sequence& seq, int32_t num_tokens, bool prefill) const {
+  if (prefill) num_tokens = std::min(num_tokens, budget_prefill_tokens_);
   if (seq.output != SequenceOutput::kPromptLogits) return num_tokens;
   return std::min(num_tokens, budget_prompt_logits_tokens_);
 }

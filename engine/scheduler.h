@@ -23,6 +23,11 @@ struct SchedulerOptions {
   // Tokens per step of sequences that score their prompt (kPromptLogits): each is a
   // [vocab_size] logits row, so this bounds the step's logits memory.
   int32_t max_prompt_logits_tokens = 128;
+  // > 0: while any sequence decodes, a step takes at most this many prompt tokens (all
+  // prefill chunks together), so a long prompt prefills in slices and the decoding
+  // sequences' inter-token latency stays near the time of such a step. 0: prefill chunks
+  // take whatever the token budget leaves.
+  int32_t max_prefill_tokens_with_decodes = 0;
 };
 
 // Tokens [start_position, start_position + num_tokens) of one sequence run this step.
@@ -100,7 +105,7 @@ class Scheduler {
   // policy until they fit. False when `seq` itself had to be preempted.
   bool ReserveForRunning(Sequence& seq, int32_t num_tokens);
   void Preempt(Sequence& seq);
-  void AddChunk(Sequence& seq, int32_t num_tokens);
+  void AddChunk(Sequence& seq, int32_t num_tokens, bool prefill);
   // Adds as many of a scheduled decode's draft tokens as the budget and the free blocks
   // allow, without preempting anyone for them.
   void AddDrafts(ScheduledChunk& chunk);
@@ -115,8 +120,10 @@ class Scheduler {
   bool awaiting_update_ = false;  // Schedule ran, Update not yet
   int32_t budget_tokens_ = 0;  // left in the step being planned
   int32_t budget_prompt_logits_tokens_ = 0;  // of max_prompt_logits_tokens, left in the step
-  // num_tokens, cut to the prompt-logits budget for a kPromptLogits sequence.
-  int32_t FitChunk(const Sequence& seq, int32_t num_tokens) const;
+  // num_tokens, cut to the prompt-logits budget for a kPromptLogits sequence and, for a
+  // prefill chunk, to the step's prefill budget.
+  int32_t FitChunk(const Sequence& seq, int32_t num_tokens, bool prefill) const;
+  int32_t budget_prefill_tokens_ = 0;  // of max_prefill_tokens_with_decodes, left in the step
   SchedulerOutput output_;
   std::vector<Sequence*> candidates_;  // running_ at the start of the step, reused
 };

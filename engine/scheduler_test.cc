@@ -40,6 +40,28 @@ TEST(SchedulerTest, DecodesFirstThenPrefillChunksWithinTheBudget) {
   EXPECT_EQ(h.scheduler().num_preemptions(), 0);
 }
 
+// max_prefill_tokens_with_decodes: a long prompt takes slices of 5 tokens while another
+// sequence decodes, and the whole budget once nothing else runs.
+TEST(SchedulerTest, PrefillIsSlicedOnlyWhileOthersDecode) {
+  SchedulerOptions options = Options(8, 32);
+  options.max_prefill_tokens_with_decodes = 5;
+  Harness h(4, 100, options);
+  Sequence* a = h.Add(3, 4);
+  h.Step();  // a's prompt alone: no decode in this step, no slicing
+  Sequence* b = h.Add(40, 2);
+  std::vector<int32_t> slices;
+  while (a->status == SequenceStatus::kRunning) {
+    const SchedulerOutput& out = h.Step();
+    ASSERT_EQ(out.chunks.front().seq, a);
+    if (out.chunks.size() == 2) slices.push_back(out.chunks[1].num_tokens);
+  }
+  EXPECT_EQ(slices, (std::vector<int32_t>{5, 5, 5}));  // a decodes three more tokens, then finishes
+  const SchedulerOutput& alone = h.Step();
+  ASSERT_EQ(alone.chunks.size(), 1u);
+  EXPECT_EQ(alone.chunks[0].seq, b);
+  EXPECT_EQ(alone.chunks[0].num_tokens, 40 - 15);  // the rest in one pass
+}
+
 TEST(SchedulerTest, RespectsMaxNumSeqsAndAdmitsInArrivalOrder) {
   Harness h(4, 100, Options(2, 64));
   Sequence* a = h.Add(5, 2);

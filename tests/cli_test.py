@@ -289,7 +289,8 @@ class ServeFlagsTest(unittest.TestCase):
                              (["--num-speculative-tokens", "3"], "--num-speculative-tokens needs --speculative"),
                              (["--speculative", "draft", "--draft-quantize", "int2"], "--draft-quantize"),
                              (["--speculative", "draft", "--draft-quantize", "none"], "would draft with the target itself"),
-                             (["--speculative", "mtp"], "--speculative mtp")]:
+                             (["--speculative", "mtp"], "--speculative mtp"),
+                             (["--max-prefill-tokens-with-decodes", "-1"], "--max-prefill-tokens-with-decodes")]:
             proc = run("serve", MODEL, "--port", "0", *args)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
