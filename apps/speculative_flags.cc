@@ -20,7 +20,8 @@ void RegisterSpeculativeFlags(FlagParser& parser, SpeculativeFlags& f) {
                    "--speculative draft: the draft model (same tokenizer as the target; default: the target's own "
                    "weights, quantized by --draft-quantize)");
   parser.AddString("draft-quantize", &f.draft_quantize,
-                   "--speculative draft: the draft's weights: int4 (default for a self-draft) | int8 | none "
+                   "--speculative draft: the draft's weights: int8 (default for a self-draft: measured faster than int4, "
+                   "docs/BENCH.md) | int4 | none "
                    "(default for --draft-model)");
 }
 
@@ -59,7 +60,7 @@ StatusOr<SpeculativeConfig> ToSpeculativeConfig(const SpeculativeFlags& f, const
   config.ngram_min = static_cast<int32_t>(f.ngram_min);
   config.ngram_max = static_cast<int32_t>(f.ngram_max);
   config.draft_model = f.draft_model;
-  const std::string quantize = !f.draft_quantize.empty() ? f.draft_quantize : f.draft_model.empty() ? "int4" : "none";
+  const std::string quantize = !f.draft_quantize.empty() ? f.draft_quantize : f.draft_model.empty() ? "int8" : "none";
   if (quantize == "int4") {
     config.draft_quantize = Quantization::kInt4;
   } else if (quantize == "int8") {

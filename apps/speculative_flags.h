@@ -24,7 +24,7 @@ struct SpeculativeFlags {
   int64_t ngram_min = 1;
   int64_t ngram_max = 4;
   std::string draft_model;     // "": the target's own weights (self-speculation)
-  std::string draft_quantize;  // int4 | int8 | none ("": int4 for a self-draft, none otherwise)
+  std::string draft_quantize;  // int4 | int8 | none ("": int8 for a self-draft, none otherwise)
 };
 
 void RegisterSpeculativeFlags(FlagParser& parser, SpeculativeFlags& flags);
@@ -36,7 +36,7 @@ struct SpeculativeConfig {
   int32_t ngram_min = 1;
   int32_t ngram_max = 4;
   std::string draft_model;  // "": the target's
-  Quantization draft_quantize = Quantization::kInt4;
+  Quantization draft_quantize = Quantization::kInt8;
 };
 
 // Errors name the flag; flags of a method not chosen are refused, not ignored.
