@@ -4,12 +4,13 @@
 #include <unordered_set>
 
 #include "base/check.h"
+#include "kernels/ops.h"
 
 namespace surge {
 namespace {
 
 int32_t Argmax(std::span<const float> row) {
-  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());  // ties: lowest id
+  return static_cast<int32_t>(surge::Argmax(row.data(), static_cast<int64_t>(row.size())));
 }
 
 }  // namespace
@@ -98,11 +99,11 @@ bool DraftModelProposer::Prepare(const ProposalRequest& request) {
 }
 
 void DraftModelProposer::Sweep(std::span<const ProposalRequest> requests) {
-  std::unordered_set<SequenceId> live;
-  for (const ProposalRequest& request : requests) live.insert(request.seq->id);
+  live_.clear();
+  for (const ProposalRequest& request : requests) live_.insert(request.seq->id);
   stale_.clear();
   for (const auto& [id, known] : known_) {
-    if (!live.contains(id)) stale_.push_back(id);
+    if (!live_.contains(id)) stale_.push_back(id);
   }
   for (SequenceId id : stale_) {
     kv_.Free(id);

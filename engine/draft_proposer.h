@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -61,6 +62,7 @@ class DraftModelProposer final : public Proposer {
   std::vector<SequenceChunk> chunks_;
   std::vector<int32_t> logits_rows_;
   std::vector<float> logits_;
+  std::unordered_set<SequenceId> live_;  // reused by Sweep
   std::vector<SequenceId> stale_;
 };
 

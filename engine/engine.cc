@@ -373,9 +373,9 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
 // as a decode step would be -- constraint mask, penalties and sampler state as of the
 // tokens taken so far -- until a draft is rejected (the target's own token replaces it)
 // or the sequence finishes; when every draft is taken, the last row gives one more token.
-// Returns the drafts taken (their K/V, computed by this pass, is kept).
-int32_t Engine::VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
-                             const ScheduledChunk& chunk, ChunkResult& result) {
+// result.num_accepted_drafts: the drafts taken (their K/V, computed by this pass, is kept).
+void Engine::VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
+                          const ScheduledChunk& chunk, ChunkResult& result) {
   const std::vector<int32_t>& drafts = chunk.seq->draft_token_ids;
   const int32_t num_drafts = chunk.num_draft_tokens;
   int32_t num_accepted = 0;
@@ -411,7 +411,6 @@ int32_t Engine::VerifyDrafts(RequestState& request, Choice& choice, std::span<co
                                    ? std::min(seq.num_speculative_tokens + 1, options_.num_speculative_tokens)
                                    : std::max(num_accepted + 1, 1);
   result.num_accepted_drafts = num_accepted;
-  return num_accepted;
 }
 
 // Embeddings run as prefill-only sequences: each chunk's hidden rows are pooled, and the

@@ -97,8 +97,8 @@ class Engine final : public EngineClient {
   void FinishAllChoices(RequestState& request, FinishReason reason);
   void Propose();
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits, ChunkResult& result);
-  int32_t VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
-                       const ScheduledChunk& chunk, ChunkResult& result);
+  void VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
+                    const ScheduledChunk& chunk, ChunkResult& result);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits, ChunkResult& result);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);
   std::span<const float> Constrain(const RequestState& request, const Choice& choice, std::span<const float> logits);

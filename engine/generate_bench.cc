@@ -11,7 +11,7 @@
 // become SURGE_BENCH_GGUF_WIDE: int8 (default) | bf16 | f32):
 //   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
 // BM_SpeculativeGreedyDecode runs the same decode with speculative decoding, the target's
-// own weights quantized as the draft (SURGE_BENCH_DRAFT_QUANTIZE: int4 (default) | int8;
+// own weights quantized as the draft (SURGE_BENCH_DRAFT_QUANTIZE: int8 (default) | int4;
 // K = SURGE_BENCH_SPEC_TOKENS, default 4), beside BM_GreedyDecode in the same run; it
 // CHECKs that its greedy tokens are the plain engine's and reports the acceptance rate.
 // SURGE_BENCH_THREADS sets the thread pool's size (default: all cores), e.g. to match
@@ -65,12 +65,18 @@ LoadOptions BenchLoadOptions() {
   return options;
 }
 
-Model& BenchModel() {
+// One pool for every model of the run: the target and its draft take turns on it, as in
+// surge serve (a second pool's workers would spin beside the first's).
+ThreadPool& BenchPool() {
   static ThreadPool* pool = new ThreadPool(std::stoi(
       Env("SURGE_BENCH_THREADS", std::to_string(std::thread::hardware_concurrency()).c_str())));
+  return *pool;
+}
+
+Model& BenchModel() {
   static Model* model = [] {
     auto loaded =
-        Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), pool, BenchLoadOptions());
+        Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), &BenchPool(), BenchLoadOptions());
     CHECK(loaded.ok()) << loaded.status().ToString();
     return loaded->release();
   }();
@@ -113,12 +119,10 @@ Engine& SpeculativeBenchEngine() {
   static Engine* engine = [] {
     Model& model = BenchModel();
     LoadOptions draft_options = BenchLoadOptions();
-    const std::string quantize = Env("SURGE_BENCH_DRAFT_QUANTIZE", "int4");
+    const std::string quantize = Env("SURGE_BENCH_DRAFT_QUANTIZE", "int8");
     CHECK(quantize == "int4" || quantize == "int8") << "SURGE_BENCH_DRAFT_QUANTIZE=" << quantize;
     draft_options.quantize = quantize == "int8" ? Quantization::kInt8 : Quantization::kInt4;
-    static ThreadPool* pool = new ThreadPool(std::stoi(
-        Env("SURGE_BENCH_THREADS", std::to_string(std::thread::hardware_concurrency()).c_str())));
-    auto draft = Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), pool, draft_options);
+    auto draft = Model::Load(Env("SURGE_BENCH_MODEL", "models/stories260K"), &BenchPool(), draft_options);
     CHECK(draft.ok()) << draft.status().ToString();
     static Model* draft_model = draft->release();
     EngineOptions options = BenchEngineOptions(model);
@@ -210,7 +214,7 @@ void BM_SpeculativeGreedyDecode(benchmark::State& state) {
   state.counters["acceptance"] = proposed > 0 ? accepted / proposed : 0;
   state.counters["target_passes_per_token"] =
       static_cast<double>(after.num_steps - before.num_steps) / (static_cast<double>(max_tokens) * state.iterations());
-  Describe(state, model, " draft " + Env("SURGE_BENCH_DRAFT_QUANTIZE", "int4"));
+  Describe(state, model, " draft " + Env("SURGE_BENCH_DRAFT_QUANTIZE", "int8"));
 }
 BENCHMARK(BM_SpeculativeGreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 
