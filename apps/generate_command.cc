@@ -171,6 +171,7 @@ int Run(const GenerateFlags& f, const SpeculativeConfig& speculative) {
   if (!kv_dtype.ok()) return Fail(kv_dtype.status()) + 1;
   int64_t threads = f.threads > 0 ? f.threads : std::thread::hardware_concurrency();
   ThreadPool pool(static_cast<int>(threads));
+  AdjustTargetLoad(speculative, &*load_options);
   auto model = Model::Load(f.model, &pool, *load_options);
   if (!model.ok()) return Fail(model.status());
 

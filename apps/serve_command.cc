@@ -377,6 +377,7 @@ int RunServe(const std::vector<std::string>& raw_args) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;
   }
+  AdjustTargetLoad(config.speculative, &config.load);
   if (!flags.chat_template.empty()) {
     if (Status status = ReadChatTemplate(flags.chat_template, &config.server.chat_template); !status.ok()) {
       std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());

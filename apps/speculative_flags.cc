@@ -2,6 +2,7 @@
 
 #include "base/logging.h"
 #include "engine/draft_proposer.h"
+#include "engine/mtp_proposer.h"
 
 namespace surge {
 
@@ -73,23 +74,32 @@ StatusOr<SpeculativeConfig> ToSpeculativeConfig(const SpeculativeFlags& f, const
   if (config.method == SpeculativeMethod::kDraft && f.draft_model.empty() && config.draft_quantize == Quantization::kNone) {
     return InvalidArgumentError("--draft-quantize none without --draft-model would draft with the target itself");
   }
-  if (config.method == SpeculativeMethod::kMtp) {
-    return UnimplementedError("--speculative mtp is not built yet (DeepSeek-V3's MTP layers are skipped at load); "
-                              "use ngram or draft");
-  }
   return config;
 }
 
 StatusOr<Speculation> StartSpeculation(const SpeculativeConfig& config, const std::string& target_dir,
-                                       const LoadOptions& target_load, const Model& target, ThreadPool* pool,
+                                       const LoadOptions& target_load, Model& target, ThreadPool* pool,
                                        EngineOptions* engine) {
   Speculation speculation;
   engine->num_speculative_tokens = config.num_tokens;
   engine->speculative_max_decodes = config.max_decodes;
   switch (config.method) {
     case SpeculativeMethod::kNone:
-    case SpeculativeMethod::kMtp:
       return speculation;
+    case SpeculativeMethod::kMtp: {
+      // As many blocks as the target's cache (the same positions), plus each sequence's
+      // chained guesses.
+      const KvLayout target_layout = target.kv_layout(engine->block_size, engine->kv_dtype);
+      const int64_t num_blocks = engine->kv_cache_bytes / static_cast<int64_t>(target_layout.bytes_per_block()) +
+                                 engine->max_num_seqs * (kMaxSpeculativeTokens / engine->block_size + 1);
+      ASSIGN_OR_RETURN(std::unique_ptr<MtpProposer> proposer,
+                       MtpProposer::Create(target, engine->block_size,
+                                           static_cast<int32_t>(std::min<int64_t>(num_blocks, 1 << 30))));
+      LOG(INFO) << "speculative decoding: MTP layer " << target.config().num_layers << " of " << target_dir << ", "
+                << num_blocks << " KV blocks";
+      speculation.proposer = std::move(proposer);
+      break;
+    }
     case SpeculativeMethod::kNgram:
       speculation.proposer = std::make_shared<NgramProposer>(config.ngram_min, config.ngram_max);
       break;

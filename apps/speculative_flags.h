@@ -48,11 +48,18 @@ struct Speculation {
   std::shared_ptr<Proposer> proposer;
 };
 
+// The target's load options for `config`: mtp needs the target's MTP layer loaded.
+inline void AdjustTargetLoad(const SpeculativeConfig& config, LoadOptions* load) {
+  load->load_mtp = config.method == SpeculativeMethod::kMtp;
+}
+
 // Builds what `config` asks for and sets engine->proposer and its limits. The draft model
 // is `target_dir` itself unless --draft-model names another; its KV cache gets as many
-// bytes as the engine's (engine->kv_cache_bytes, which must be set).
+// bytes as the engine's (engine->kv_cache_bytes, which must be set). mtp runs the target's
+// own MTP module (loaded under AdjustTargetLoad), with a cache covering as many positions
+// as the engine's.
 StatusOr<Speculation> StartSpeculation(const SpeculativeConfig& config, const std::string& target_dir,
-                                       const LoadOptions& target_load, const Model& target, ThreadPool* pool,
+                                       const LoadOptions& target_load, Model& target, ThreadPool* pool,
                                        EngineOptions* engine);
 
 }  // namespace surge

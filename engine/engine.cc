@@ -102,6 +102,7 @@ Engine::Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOpt
       masked_logits_(vocab_size_),
       spec_accepted_per_pos_(options.proposer ? options.num_speculative_tokens : 0),
       queue_(options.max_waiting) {
+  runner_.set_hidden_of_token_rows(options.proposer != nullptr && options.proposer->wants_target_hidden());
   queue_.PublishStats(CurrentStats(/*ready=*/false));
 }
 
@@ -291,6 +292,7 @@ void Engine::Step() {
   const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
   Postprocess(plan, logits);
+  ShowProposerHidden(plan);
   scheduler_.Update(plan, results_);
   busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   ++num_steps_;
@@ -326,10 +328,23 @@ void Engine::Propose() {
   }
 }
 
+// An MTP proposer reads the target's hidden state of every position a sequence keeps:
+// each chunk's known rows and its accepted drafts (a rejected draft's row is not the
+// sequence's).
+void Engine::ShowProposerHidden(const SchedulerOutput& plan) {
+  if (options_.proposer == nullptr || !options_.proposer->wants_target_hidden()) return;
+  const size_t hidden_size = static_cast<size_t>(model_.config().hidden_size);
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    if (chunk.seq->output != SequenceOutput::kTokens) continue;
+    const int32_t num_kept = chunk.num_tokens - chunk.num_draft_tokens + results_[i].num_accepted_drafts;
+    options_.proposer->ObserveTargetHidden(*chunk.seq, chunk.start_position,
+                                           runner_.chunk_hidden(i).first(static_cast<size_t>(num_kept) * hidden_size));
+  }
+}
+
 void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> logits) {
   size_t row = 0;
-  std::span<const float> hidden = runner_.hidden();
-  const size_t hidden_size = static_cast<size_t>(model_.config().hidden_size);
   for (size_t i = 0; i < plan.chunks.size(); ++i) {
     const ScheduledChunk& chunk = plan.chunks[i];
     ChunkResult& result = results_[i];
@@ -338,9 +353,7 @@ void Engine::Postprocess(const SchedulerOutput& plan, std::span<const float> log
     const bool decode = num_known == 1 && chunk.start_position >= seq.num_prompt_tokens;
     num_prompt_tokens_computed_ += num_known - (decode ? 1 : 0);
     if (seq.output == SequenceOutput::kLastHidden || seq.output == SequenceOutput::kAllHidden) {
-      const size_t num_values = ModelRunner::NumHiddenRows(chunk) * hidden_size;
-      PoolChunk(chunk, hidden.first(num_values), result);
-      hidden = hidden.subspan(num_values);
+      PoolChunk(chunk, runner_.chunk_hidden(i), result);
       continue;
     }
     const int32_t num_scoring_rows = ModelRunner::NumPromptLogitsRows(chunk);

@@ -96,6 +96,7 @@ class Engine final : public EngineClient {
   void ScorePrompt(const ScheduledChunk& chunk, std::span<const float> rows);
   void FinishAllChoices(RequestState& request, FinishReason reason);
   void Propose();
+  void ShowProposerHidden(const SchedulerOutput& plan);
   void SampleNext(RequestState& request, Choice& choice, std::span<const float> logits, ChunkResult& result);
   void VerifyDrafts(RequestState& request, Choice& choice, std::span<const float> rows,
                     const ScheduledChunk& chunk, ChunkResult& result);

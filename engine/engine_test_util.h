@@ -87,13 +87,23 @@ inline constexpr char kDeepseekV2Tiny[] = "deepseek-v2-lite-tiny";
 inline constexpr char kDeepseekV3Tiny[] = "deepseek-v3-tiny";
 using DeepseekV2TinyModel = GeneratedDeepseekModel<kDeepseekV2Tiny>;
 using DeepseekV3TinyModel = GeneratedDeepseekModel<kDeepseekV3Tiny>;
+// The same model loaded with its multi-token-prediction layer (speculation by MTP).
+struct DeepseekV3TinyWithMtp : DeepseekV3TinyModel {
+  static LoadOptions Options() {
+    LoadOptions options;
+    options.load_mtp = true;
+    return options;
+  }
+};
 using AllTestModels = ::testing::Types<StoriesModel, DeepseekV2TinyModel, DeepseekV3TinyModel>;
 
 template <typename ModelSpec>
 class ModelEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto model = Model::Load(ModelSpec::Dir(), nullptr);
+    LoadOptions options;
+    if constexpr (requires { ModelSpec::Options(); }) options = ModelSpec::Options();
+    auto model = Model::Load(ModelSpec::Dir(), nullptr, options);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = model->release();
     auto tokenizer = Tokenizer::FromDirectory("models/stories260K");

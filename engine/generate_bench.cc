@@ -12,7 +12,8 @@
 //   SURGE_BENCH_MODEL=/tmp/llama110m.q4_0.gguf build/generate_bench
 // BM_SpeculativeGreedyDecode runs the same decode with speculative decoding, the target's
 // own weights quantized as the draft (SURGE_BENCH_DRAFT_QUANTIZE: int8 (default) | int4;
-// K = SURGE_BENCH_SPEC_TOKENS, default 4), beside BM_GreedyDecode in the same run; it
+// K = SURGE_BENCH_SPEC_TOKENS, default 4) -- or, with SURGE_BENCH_SPECULATIVE=mtp, a
+// DeepSeek-V3 model's own MTP layer --, beside BM_GreedyDecode in the same run; it
 // CHECKs that its greedy tokens are the plain engine's and reports the acceptance rate.
 // SURGE_BENCH_THREADS sets the thread pool's size (default: all cores), e.g. to match
 // llama.cpp's -t in scripts/bench_vs_llamacpp.sh. SURGE_BENCH_TOKENIZER (default:
@@ -28,6 +29,7 @@
 
 #include "base/check.h"
 #include "engine/draft_proposer.h"
+#include "engine/mtp_proposer.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_storage.h"
@@ -40,6 +42,13 @@ namespace {
 std::string Env(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
   return value && *value ? value : fallback;
+}
+
+// SURGE_BENCH_SPECULATIVE: draft (default) | mtp.
+std::string SpeculativeMethodEnv() {
+  const std::string method = Env("SURGE_BENCH_SPECULATIVE", "draft");
+  CHECK(method == "draft" || method == "mtp") << "SURGE_BENCH_SPECULATIVE=" << method;
+  return method;
 }
 
 LoadOptions BenchLoadOptions() {
@@ -62,6 +71,7 @@ LoadOptions BenchLoadOptions() {
   const std::string mla = Env("SURGE_BENCH_MLA", "absorbed");
   CHECK(mla == "absorbed" || mla == "expanded") << "SURGE_BENCH_MLA=" << mla;
   if (mla == "expanded") options.mla_mode = LoadOptions::MlaMode::kExpanded;
+  options.load_mtp = SpeculativeMethodEnv() == "mtp";
   return options;
 }
 
@@ -114,10 +124,19 @@ Engine& BenchEngine() {
   return *engine;
 }
 
-// The same, speculating with the target's own weights quantized as the draft.
+// The same, speculating with the target's own weights quantized as the draft, or with its
+// MTP layer.
 Engine& SpeculativeBenchEngine() {
   static Engine* engine = [] {
     Model& model = BenchModel();
+    if (SpeculativeMethodEnv() == "mtp") {
+      EngineOptions options = BenchEngineOptions(model);
+      options.num_speculative_tokens = std::stoi(Env("SURGE_BENCH_SPEC_TOKENS", "4"));
+      auto proposer = MtpProposer::Create(model, options.block_size, 64 + kMaxSpeculativeTokens);
+      CHECK(proposer.ok()) << proposer.status().ToString();
+      options.proposer = std::move(*proposer);
+      return StartEngine(model, options);
+    }
     LoadOptions draft_options = BenchLoadOptions();
     const std::string quantize = Env("SURGE_BENCH_DRAFT_QUANTIZE", "int8");
     CHECK(quantize == "int4" || quantize == "int8") << "SURGE_BENCH_DRAFT_QUANTIZE=" << quantize;
@@ -214,7 +233,8 @@ void BM_SpeculativeGreedyDecode(benchmark::State& state) {
   state.counters["acceptance"] = proposed > 0 ? accepted / proposed : 0;
   state.counters["target_passes_per_token"] =
       static_cast<double>(after.num_steps - before.num_steps) / (static_cast<double>(max_tokens) * state.iterations());
-  Describe(state, model, " draft " + Env("SURGE_BENCH_DRAFT_QUANTIZE", "int8"));
+  Describe(state, model,
+           SpeculativeMethodEnv() == "mtp" ? std::string(" mtp") : " draft " + Env("SURGE_BENCH_DRAFT_QUANTIZE", "int8"));
 }
 BENCHMARK(BM_SpeculativeGreedyDecode)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -15,6 +15,7 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
   chunks_.clear();
   logits_rows_.clear();
   hidden_rows_.clear();
+  chunk_hidden_begin_.assign(1, 0);
   for (const ScheduledChunk& chunk : plan.chunks) {
     const int32_t token_begin = static_cast<int32_t>(token_ids_.size());
     const auto first = chunk.seq->token_ids.begin() + chunk.start_position;
@@ -25,15 +26,15 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
     chunks_.push_back(
         {token_begin, chunk.num_tokens, chunk.start_position, kv.BlockTable(chunk.seq->id)});
     const int32_t end = token_begin + chunk.num_tokens;
+    for (int32_t row = end - NumHiddenRows(chunk); row < end; ++row) hidden_rows_.push_back(row);
+    chunk_hidden_begin_.push_back(hidden_rows_.size());
     if (chunk.seq->output == SequenceOutput::kTokens || chunk.seq->output == SequenceOutput::kPromptLogits) {
       for (int32_t row = token_begin; row < token_begin + NumPromptLogitsRows(chunk); ++row) logits_rows_.push_back(row);
       // A decode with drafts scores each of them and the token after the last.
       for (int32_t row = end - 1 - chunk.num_draft_tokens; chunk.sample && row < end; ++row) {
         logits_rows_.push_back(row);
       }
-      continue;
     }
-    for (int32_t row = end - NumHiddenRows(chunk); row < end; ++row) hidden_rows_.push_back(row);
   }
   // resize() keeps the capacity: after the largest batch seen, nothing is allocated.
   logits_.resize(logits_rows_.size() * static_cast<size_t>(vocab_size_));
@@ -51,9 +52,15 @@ int32_t ModelRunner::NumPromptLogitsRows(const ScheduledChunk& chunk) {
   return std::clamp(num_scored, 0, chunk.num_tokens);
 }
 
-int32_t ModelRunner::NumHiddenRows(const ScheduledChunk& chunk) {
+std::span<const float> ModelRunner::chunk_hidden(size_t i) const {
+  const size_t size = static_cast<size_t>(hidden_size_);
+  return std::span<const float>(hidden_).subspan(chunk_hidden_begin_[i] * size,
+                                                 (chunk_hidden_begin_[i + 1] - chunk_hidden_begin_[i]) * size);
+}
+
+int32_t ModelRunner::NumHiddenRows(const ScheduledChunk& chunk) const {
   switch (chunk.seq->output) {
-    case SequenceOutput::kTokens:
+    case SequenceOutput::kTokens: return hidden_of_token_rows_ ? chunk.num_tokens : 0;
     case SequenceOutput::kPromptLogits: return 0;
     case SequenceOutput::kLastHidden: return chunk.sample ? 1 : 0;
     case SequenceOutput::kAllHidden: return chunk.num_tokens;

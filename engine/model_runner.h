@@ -26,12 +26,16 @@ class ModelRunner {
   // set ([rows, vocab_size]).
   std::span<const float> Run(const SchedulerOutput& plan, const KvCacheManager& kv);
 
-  // After Run: [number of hidden rows, hidden_size] final-normed hidden states of the
-  // embedding chunks, in plan order, NumHiddenRows(chunk) rows each; valid until the next Run.
-  std::span<const float> hidden() const { return hidden_; }
-  // Rows of hidden() a chunk gets: every row under kAllHidden, its last under kLastHidden
-  // when the chunk completes the prompt, none otherwise.
-  static int32_t NumHiddenRows(const ScheduledChunk& chunk);
+  // Also keep the hidden state of every row of the token-generating chunks (what an MTP
+  // proposer reads), not only the embedding chunks'.
+  void set_hidden_of_token_rows(bool on) { hidden_of_token_rows_ = on; }
+  // After Run: chunk i's final-normed hidden states, [rows, hidden_size] (NumHiddenRows);
+  // valid until the next Run.
+  std::span<const float> chunk_hidden(size_t i) const;
+  // Rows a chunk's hidden states cover: every row under kAllHidden, its last under
+  // kLastHidden when the chunk completes the prompt, every row of a kTokens chunk when
+  // set_hidden_of_token_rows, none otherwise.
+  int32_t NumHiddenRows(const ScheduledChunk& chunk) const;
   // Rows of a kPromptLogits chunk that score the prompt's next token (positions p with
   // p + 1 < num_prompt_tokens); 0 for other chunks.
   static int32_t NumPromptLogitsRows(const ScheduledChunk& chunk);
@@ -48,8 +52,10 @@ class ModelRunner {
   std::vector<SequenceChunk> chunks_;  // [num_scheduled_sequences]
   std::vector<int32_t> logits_rows_;   // [num_logits_rows]: prompt-scoring rows, sampled chunks' last rows
   std::vector<float> logits_;          // [num_logits_rows, vocab_size]
-  std::vector<int32_t> hidden_rows_;   // [num_hidden_rows]: rows the embedding chunks pool
+  bool hidden_of_token_rows_ = false;
+  std::vector<int32_t> hidden_rows_;   // [num_hidden_rows]: rows the embedding chunks pool (and token rows)
   std::vector<float> hidden_;          // [num_hidden_rows, hidden_size]
+  std::vector<size_t> chunk_hidden_begin_;  // [num_chunks + 1]: chunk i's rows of hidden_
 };
 
 }  // namespace surge

@@ -38,6 +38,12 @@ class Proposer {
   // Sets every requested sequence's draft_token_ids (empty when it has no guess).
   // `requests` names every running sequence: state kept for any other is dropped.
   virtual void Propose(std::span<const ProposalRequest> requests) = 0;
+  // A proposer that reads the target's hidden states (MTP) says so; the engine then
+  // shows it, after every pass, the final-normed hidden states of each token-generating
+  // sequence's positions [start_position, start_position + rows) that the sequence kept.
+  virtual bool wants_target_hidden() const { return false; }
+  virtual void ObserveTargetHidden(const Sequence& /*seq*/, int32_t /*start_position*/,
+                                   std::span<const float> /*rows*/) {}
 };
 
 // Prompt lookup (n-gram) decoding: finds the most recent earlier occurrence of the

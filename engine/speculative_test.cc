@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -12,6 +13,8 @@
 
 #include "engine/engine.h"
 #include "engine/draft_proposer.h"
+#include "engine/mtp_proposer.h"
+#include "kernels/ops.h"
 #include "engine/engine_test_util.h"
 #include "engine/sampler.h"
 #include "engine/speculative.h"
@@ -201,36 +204,47 @@ class SpeculativeEngineTest : public testing_util::ModelEngineTest<ModelSpec> {
     return options;
   }
 
+  using Continuations = std::map<std::vector<int32_t>, std::vector<int32_t>>;
+  using MakeProposer = std::function<std::shared_ptr<Proposer>(const Continuations&)>;
+  struct NamedProposer {
+    std::string name;
+    MakeProposer make;
+    bool mostly_right;  // expect drafts taken, and some not
+  };
+
   void ExpectSameWithSpeculation(bool concurrently) {
+    ExpectSameWith(concurrently,
+                   {{"ngram", [](const Continuations&) { return std::make_shared<NgramProposer>(1, 3); }, false},
+                    {"oracle",
+                     [](const Continuations& c) { return std::make_shared<OracleProposer>(c, 0.25); }, true}});
+  }
+
+  void ExpectSameWith(bool concurrently, const std::vector<NamedProposer>& proposers) {
     const std::vector<EngineRequest> requests = Requests(32, concurrently ? 11 : 12);
     const int64_t kv_blocks = concurrently ? 96 : 40;
     auto plain = Base::StartEngine(Tight(kv_blocks));
     const std::vector<std::vector<int32_t>> expected = RunAll(*plain, requests, concurrently);
     ASSERT_EQ(expected.size(), requests.size());
-    std::map<std::vector<int32_t>, std::vector<int32_t>> continuations;
+    Continuations continuations;
     for (size_t i = 0; i < requests.size(); ++i) continuations[requests[i].prompt_ids] = expected[i];
 
-    for (int method = 0; method < 2; ++method) {
+    for (const NamedProposer& proposer : proposers) {
       EngineOptions options = Tight(kv_blocks);
       options.num_speculative_tokens = 4;
       options.speculative_max_decodes = 64;
-      if (method == 0) {
-        options.proposer = std::make_shared<NgramProposer>(1, 3);
-      } else {
-        options.proposer = std::make_shared<OracleProposer>(continuations, 0.25);
-      }
+      options.proposer = proposer.make(continuations);
       auto engine = Base::StartEngine(options);
       const std::vector<std::vector<int32_t>> outputs = RunAll(*engine, requests, concurrently);
       ASSERT_EQ(outputs.size(), expected.size());
       for (size_t i = 0; i < outputs.size(); ++i) {
-        EXPECT_EQ(outputs[i], expected[i]) << "request " << i << " (" << (method == 0 ? "ngram" : "oracle") << ")";
+        EXPECT_EQ(outputs[i], expected[i]) << "request " << i << " (" << proposer.name << ")";
       }
       const EngineStats stats = engine->Stats();
       EXPECT_GT(stats.spec_decode_num_drafts, 0);
       EXPECT_LE(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
       EXPECT_GT(stats.prefix_cache_hit_tokens, 0);  // the shared prefix was reused
       if (concurrently) EXPECT_GT(stats.num_preemptions, 0) << "the pool is meant to be too small for all at once";
-      if (method == 1) {  // the oracle is mostly right, sometimes wrong
+      if (proposer.mostly_right) {  // e.g. the oracle: mostly right, sometimes wrong
         EXPECT_GT(stats.spec_decode_num_accepted_tokens, 0);
         EXPECT_LT(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
       }
@@ -299,6 +313,152 @@ TYPED_TEST(SpeculativeEngineTest, TheTargetAsItsOwnDraftIsAlwaysRight) {
 TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchOne) { this->ExpectSameWithSpeculation(false); }
 
 TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchThirtyTwo) { this->ExpectSameWithSpeculation(true); }
+
+// Wraps a real proposer: records each of its proposals (the sequence's tokens, its
+// guesses), then replaces each guess by the sequence's true greedy continuation except at
+// `noise` rate, so that drafts are taken in full, in part and not at all even where the
+// proposer itself is a random model's (the MTP layer of a random DeepSeek is right ~1/512).
+class RecordingOracleProposer final : public Proposer {
+ public:
+  struct Record {
+    std::vector<int32_t> tokens;
+    std::vector<int32_t> guesses;
+  };
+  RecordingOracleProposer(std::shared_ptr<Proposer> inner, std::map<std::vector<int32_t>, std::vector<int32_t>> continuations,
+                          double noise)
+      : inner_(std::move(inner)), continuations_(std::move(continuations)), noise_(noise) {}
+  SpeculativeMethod method() const override { return inner_->method(); }
+  bool wants_target_hidden() const override { return inner_->wants_target_hidden(); }
+  void ObserveTargetHidden(const Sequence& seq, int32_t start_position, std::span<const float> rows) override {
+    inner_->ObserveTargetHidden(seq, start_position, rows);
+  }
+  void Propose(std::span<const ProposalRequest> requests) override {
+    inner_->Propose(requests);
+    for (const ProposalRequest& request : requests) {
+      Sequence& seq = *request.seq;
+      if (seq.draft_token_ids.empty()) continue;
+      records.push_back({seq.token_ids, seq.draft_token_ids});
+      const std::vector<int32_t> prompt(seq.token_ids.begin(), seq.token_ids.begin() + seq.num_prompt_tokens);
+      auto it = continuations_.find(prompt);
+      for (size_t i = 0; i < seq.draft_token_ids.size(); ++i) {
+        const size_t at = static_cast<size_t>(seq.num_output_tokens()) + i;
+        const bool keep = std::uniform_real_distribution<double>(0, 1)(rng_) < noise_;
+        if (it != continuations_.end() && at < it->second.size() && !keep) seq.draft_token_ids[i] = it->second[at];
+      }
+    }
+  }
+  std::vector<Record> records;
+
+ private:
+  std::shared_ptr<Proposer> inner_;
+  std::map<std::vector<int32_t>, std::vector<int32_t>> continuations_;
+  double noise_;
+  std::mt19937 rng_{9};
+};
+
+// Speculation by DeepSeek-V3's MTP layer, on the V3 tiny model loaded with it.
+class MtpEngineTest : public SpeculativeEngineTest<testing_util::DeepseekV3TinyWithMtp> {
+ protected:
+  using Base = testing_util::ModelEngineTest<testing_util::DeepseekV3TinyWithMtp>;
+  static std::shared_ptr<Proposer> MakeMtp() {
+    auto proposer = MtpProposer::Create(*Base::model_, 4, 1024);
+    EXPECT_TRUE(proposer.ok()) << proposer.status().ToString();
+    return std::move(*proposer);
+  }
+
+  // The guesses the MTP layer makes for `tokens` computed from scratch, in one pass each:
+  // the target's hidden states of positions [0, n - 1), the module's rows over them, then
+  // the chained rows.
+  static std::vector<int32_t> GuessesFromScratch(std::span<const int32_t> tokens, size_t num_guesses) {
+    Model& model = *Base::model_;
+    const int32_t n = static_cast<int32_t>(tokens.size());
+    const size_t hidden_size = static_cast<size_t>(model.config().hidden_size);
+    const size_t vocab = static_cast<size_t>(model.config().vocab_size);
+    std::vector<BlockId> table((n + static_cast<int32_t>(num_guesses)) / 4 + 2);
+    for (size_t b = 0; b < table.size(); ++b) table[b] = static_cast<BlockId>(b);
+    KvStorage target_kv(model.kv_layout(4), static_cast<int32_t>(table.size()));
+    std::vector<int32_t> rows(n - 1);
+    for (int32_t r = 0; r < n - 1; ++r) rows[r] = r;
+    std::vector<float> target_hidden(rows.size() * hidden_size);
+    const std::vector<SequenceChunk> target_chunk = {{0, n - 1, 0, table}};
+    model.Run({tokens.first(n - 1), target_chunk, {}, rows}, target_kv, {}, target_hidden);
+    MtpExecutor& mtp = *model.mtp();
+    KvStorage mtp_kv(mtp.kv_layout(4), static_cast<int32_t>(table.size()));
+    std::vector<float> logits(vocab), hidden(hidden_size), previous;
+    const std::vector<int32_t> last = {n - 2};
+    const std::vector<SequenceChunk> mtp_chunk = {{0, n - 1, 0, table}};
+    mtp.Run({tokens.subspan(1), mtp_chunk, last, last}, target_hidden, mtp_kv, logits, hidden);
+    std::vector<int32_t> guesses = {static_cast<int32_t>(Argmax(logits.data(), static_cast<int64_t>(vocab)))};
+    const std::vector<int32_t> first = {0};
+    while (guesses.size() < num_guesses) {
+      previous = hidden;
+      const std::vector<SequenceChunk> chunk = {{0, 1, n - 2 + static_cast<int32_t>(guesses.size()), table}};
+      const std::vector<int32_t> token = {guesses.back()};
+      mtp.Run({token, chunk, first, first}, previous, mtp_kv, logits, hidden);
+      guesses.push_back(static_cast<int32_t>(Argmax(logits.data(), static_cast<int64_t>(vocab))));
+    }
+    return guesses;
+  }
+};
+
+// Greedy output with MTP speculation equals the output without, at batch 1 and 32, with
+// prefix caching (hit positions have no target hidden state), chunked prefill and
+// preemption; alone, and with the oracle making most drafts right.
+TEST_F(MtpEngineTest, GreedyOutputIsUnchanged) {
+  for (bool concurrently : {false, true}) {
+    ExpectSameWith(concurrently,
+                   {{"mtp", [](const Continuations&) { return MakeMtp(); }, false},
+                    {"mtp+oracle",
+                     [](const Continuations& c) { return std::make_shared<RecordingOracleProposer>(MakeMtp(), c, 0.25); },
+                     true}});
+  }
+}
+
+// Every guess the MTP proposer made inside the engine -- through chunked prefill,
+// preemption, drafts taken in full, in part and not at all -- is the one the module makes
+// over the whole sequence from scratch: its cache and hidden states follow each sequence
+// exactly (bit for bit, by batch invariance). Prefix caching off: a hit leaves positions
+// without the target's hidden state.
+TEST_F(MtpEngineTest, GuessesAreTheModuleRunOverTheWholeSequence) {
+  const std::vector<EngineRequest> requests = Requests(24, 41);
+  EngineOptions options = Tight(96);
+  options.enable_prefix_caching = false;
+  auto plain = StartEngine(options);
+  const std::vector<std::vector<int32_t>> expected = RunAll(*plain, requests, true);
+  plain->Stop();
+  std::map<std::vector<int32_t>, std::vector<int32_t>> continuations;
+  for (size_t i = 0; i < requests.size(); ++i) continuations[requests[i].prompt_ids] = expected[i];
+  auto recorder = std::make_shared<RecordingOracleProposer>(MakeMtp(), continuations, 0.25);
+  options.num_speculative_tokens = 4;
+  options.speculative_max_decodes = 64;
+  options.proposer = recorder;
+  auto engine = StartEngine(options);
+  EXPECT_EQ(RunAll(*engine, requests, true), expected);
+  const EngineStats stats = engine->Stats();
+  engine->Stop();
+  EXPECT_GT(stats.num_preemptions, 0);
+  EXPECT_GT(stats.spec_decode_num_accepted_tokens, 0);
+  EXPECT_LT(stats.spec_decode_num_accepted_tokens, stats.spec_decode_num_draft_tokens);
+  ASSERT_GT(recorder->records.size(), 50u);
+  size_t num_chained = 0;
+  for (size_t i = 0; i < recorder->records.size(); ++i) {
+    const RecordingOracleProposer::Record& record = recorder->records[i];
+    ASSERT_EQ(GuessesFromScratch(record.tokens, record.guesses.size()), record.guesses)
+        << "proposal " << i << " of a " << record.tokens.size() << "-token sequence";
+    num_chained += record.guesses.size() > 1;
+  }
+  EXPECT_GT(num_chained, 10u);
+}
+
+TEST_F(MtpEngineTest, ModelsWithoutTheLayerAreRefused) {
+  auto stories = Model::Load("models/stories260K", nullptr, {.load_mtp = true});
+  ASSERT_FALSE(stories.ok());
+  EXPECT_NE(stories.status().message().find("no multi-token-prediction layer"), std::string::npos)
+      << stories.status().ToString();
+  auto plain = Model::Load(testing_util::DeepseekV3TinyModel::Dir(), nullptr);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(MtpProposer::Create(**plain, 4, 16).ok());
+}
 
 }  // namespace
 }  // namespace surge

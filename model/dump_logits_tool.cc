@@ -12,7 +12,13 @@
 // Block tables are shuffled so that neighbouring positions never sit in neighbouring blocks.
 // With --decode-out=FILE it runs only the "decode" schedule and writes its logits as raw
 // float32 [num ids, vocab] to FILE (for tests/reference/test_gguf_vs_llamacpp.py, whose
-// 32000-token vocabularies make JSON too slow). --model may be a .gguf file.
+// 32000-token vocabularies make JSON too slow; with --prefill-chunk N its prefix is
+// prefilled N tokens per pass, for tests/reference/test_long_context_vs_reference.py).
+// --model may be a .gguf file.
+// With --mtp (DeepSeek-V3) it prints only "mtp": the multi-token-prediction layer's logits
+// for ids' positions p in [0, n - 1): rows p < n - 2 from the target's final-normed hidden
+// state of p and token p + 1 (fed in two passes), row n - 2 chained -- token n - 1 with the
+// hidden output of row n - 3.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -39,9 +45,11 @@ struct Flags {
   int64_t seed = 0;
   int64_t threads = 2;
   std::string decode_out;     // raw float32 logits of the decode schedule only
+  int64_t prefill_chunk = 0;  // --decode-out: the prefix in passes of this many tokens (0: one pass)
   std::string gguf_q8 = "int8";  // what Q8_0/Q6_K tensors load as: int8, f32 or bf16
   std::string kv_dtype = "f32";
   std::string mla_mode = "absorbed";  // or "expanded"
+  bool mtp = false;
 };
 
 // One forward pass: (sequence index, number of new tokens) in batch order.
@@ -152,6 +160,40 @@ std::vector<Step> DecodeSchedule(int32_t num_ids, int32_t prefix, int32_t num_ot
   return steps;
 }
 
+// The --mtp output (see the top of the file), through shuffled block tables.
+std::vector<float> RunMtp(Model& model, const std::vector<int32_t>& ids, int32_t block_size, std::mt19937& rng) {
+  const int32_t n = static_cast<int32_t>(ids.size());
+  const int64_t hidden_size = model.config().hidden_size, vocab = model.config().vocab_size;
+  std::vector<Sequence> seqs{{ids}};
+  const int32_t num_blocks = AssignBlocks(seqs, block_size, rng);
+  const std::vector<BlockId>& table = seqs[0].block_table;
+  KvStorage target_kv(model.kv_layout(block_size), num_blocks);
+  std::vector<int32_t> rows(n - 1);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<float> target_hidden(rows.size() * hidden_size);
+  const std::vector<SequenceChunk> all = {{0, n - 1, 0, table}};
+  model.Run({std::span<const int32_t>(ids).first(n - 1), all, {}, rows}, target_kv, {}, target_hidden);
+  MtpExecutor& mtp = *model.mtp();
+  KvStorage mtp_kv(mtp.kv_layout(block_size), num_blocks);
+  std::vector<float> logits, pass_logits, hidden(hidden_size);
+  // Real rows [begin, end): tokens ids[p + 1], hidden states of p.
+  const auto run = [&](int32_t begin, int32_t end, std::span<const float> previous) {
+    std::vector<int32_t> tokens(ids.begin() + begin + 1, ids.begin() + end + 1), logits_rows(end - begin);
+    std::iota(logits_rows.begin(), logits_rows.end(), 0);
+    const std::vector<int32_t> last = {end - begin - 1};
+    const std::vector<SequenceChunk> chunk = {{0, end - begin, begin, table}};
+    pass_logits.resize(logits_rows.size() * vocab);
+    mtp.Run({tokens, chunk, logits_rows, last}, previous, mtp_kv, pass_logits, hidden);
+    logits.insert(logits.end(), pass_logits.begin(), pass_logits.end());
+  };
+  const int32_t half = (n - 2) / 2;
+  run(0, half, std::span<const float>(target_hidden).first(half * hidden_size));
+  run(half, n - 2, std::span<const float>(target_hidden).subspan(half * hidden_size, (n - 2 - half) * hidden_size));
+  const std::vector<float> chained = hidden;
+  run(n - 2, n - 1, chained);
+  return logits;
+}
+
 // Writes `values` as raw native-endian float32 (the test reads them with numpy).
 bool WriteFloats(const std::string& path, const std::vector<float>& values) {
   std::ofstream out(path, std::ios::binary);
@@ -181,6 +223,7 @@ int Run(const Flags& f) {
   }
   if (f.mla_mode == "expanded") options.mla_mode = LoadOptions::MlaMode::kExpanded;
   const KvDType dtype = *kv_dtype;
+  options.load_mtp = f.mtp;
   auto model = Model::Load(f.model, &pool, options);
   if (!model.ok()) {
     std::fprintf(stderr, "dump_logits_tool: %s\n", model.status().ToString().c_str());
@@ -188,9 +231,27 @@ int Run(const Flags& f) {
   }
   std::mt19937 rng(static_cast<uint32_t>(f.seed));
   const int32_t bs = static_cast<int32_t>(f.block_size);
+  if (f.mtp) {
+    if (num_ids < 4) {
+      std::fprintf(stderr, "dump_logits_tool: --mtp needs at least 4 ids\n");
+      return 2;
+    }
+    std::printf("{\"vocab_size\": %lld,\n", static_cast<long long>((*model)->config().vocab_size));
+    PrintMatrix("mtp", RunMtp(**model, ids, bs, rng), (*model)->config().vocab_size, true);
+    std::printf("}\n");
+    return 0;
+  }
   std::vector<Sequence> full{{ids}}, decode{{ids}}, batched{{ids}, {other}};
   if (!f.decode_out.empty()) {
-    RunSchedule(**model, decode, DecodeSchedule(num_ids, prefix, 0, 0), bs, dtype, rng);
+    std::vector<Step> steps = DecodeSchedule(num_ids, prefix, 0, 0);
+    if (f.prefill_chunk > 0) {  // the prefix pass split into chunks
+      const int32_t chunk = static_cast<int32_t>(f.prefill_chunk);
+      std::vector<Step> chunked;
+      for (int32_t done = 0; done < prefix; done += chunk) chunked.push_back({{0, std::min(chunk, prefix - done)}});
+      chunked.insert(chunked.end(), steps.begin() + 1, steps.end());
+      steps = std::move(chunked);
+    }
+    RunSchedule(**model, decode, steps, bs, dtype, rng);
     return WriteFloats(f.decode_out, decode[0].logits) ? 0 : 1;
   }
   RunSchedule(**model, full, {{{0, num_ids}}}, bs, dtype, rng);
@@ -228,9 +289,12 @@ int main(int argc, char** argv) {
   parser.AddInt("threads", &f.threads, "thread pool size");
   parser.AddString("decode-out", &f.decode_out,
                    "write only the decode schedule's logits, raw float32, to this file");
+  parser.AddInt("prefill-chunk", &f.prefill_chunk,
+                "--decode-out: prefill the prefix in passes of this many tokens (default: one pass)");
   parser.AddString("gguf-q8", &f.gguf_q8, "GGUF Q8_0/Q6_K tensors load as int8, f32 or bf16");
   parser.AddString("kv-dtype", &f.kv_dtype, "KV cache dtype: f32, bf16, f16, int8 or int4");
   parser.AddString("mla-mode", &f.mla_mode, "MLA attention: absorbed or expanded");
+  parser.AddBool("mtp", &f.mtp, "print the MTP layer's logits instead (DeepSeek-V3)");
   surge::Status status = parser.Parse(std::vector<std::string>(argv + 1, argv + argc));
   if (!status.ok() || f.model.empty() || f.ids.empty()) {
     std::fprintf(stderr, "%s\n%s", status.ToString().c_str(), parser.Usage().c_str());

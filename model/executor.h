@@ -15,6 +15,22 @@
 
 namespace surge {
 
+// DeepSeek-V3's multi-token-prediction module, as speculative decoding runs it. Row i of
+// a batch stands for a position p of its sequence: token_ids[i] is the token at p + 1,
+// previous_hidden row i a hidden state of position p (the target's final-normed one, or
+// an earlier MTP row's hidden output when guesses are chained), and its logits score the
+// token at p + 2. It keeps a KV cache of its own (one layer), addressed by the rows'
+// positions through the batch's block tables.
+class MtpExecutor {
+ public:
+  virtual ~MtpExecutor() = default;
+  virtual KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const = 0;
+  // As ModelExecutor::Run, with previous_hidden [num_tokens, hidden_size]; the hidden
+  // output is the layer's, before its head's norm (what a chained row takes).
+  virtual void Run(const ForwardBatch& batch, std::span<const float> previous_hidden, KvStorage& kv,
+                   std::span<float> logits, std::span<float> hidden) = 0;
+};
+
 class ModelExecutor {
  public:
   virtual ~ModelExecutor() = default;
@@ -38,6 +54,8 @@ class ModelExecutor {
   virtual int64_t linear_weight_bytes() const = 0;
   // The formats the linear layers are held in, e.g. "int8" or "int4-g32+int8".
   virtual std::string linear_weight_formats() const = 0;
+  // The model's MTP module when it was loaded with it, else null.
+  virtual MtpExecutor* mtp() { return nullptr; }
 };
 
 }  // namespace surge

@@ -29,6 +29,13 @@ struct ForwardBatch {
   // order they are written to the hidden output ([hidden_rows.size(), hidden_size]):
   // what embeddings pool. Usually empty.
   std::span<const int32_t> hidden_rows = {};
+  // When set, [num_tokens, hidden_size]: the rows the decoder layers start from instead
+  // of the token embeddings (DeepSeek-V3's MTP module feeds its projected input this way;
+  // token_ids must still name each row's token).
+  std::span<const float> input_rows = {};
+  // The hidden output before the final norm instead of after it (what a further MTP step
+  // feeds back as its previous hidden state).
+  bool hidden_before_final_norm = false;
 };
 
 }  // namespace surge

@@ -35,6 +35,9 @@ struct LoadOptions {
   // repacked as int4-g32 without requantizing; F32/F16/BF16 tensors take dtype/quantize
   // above like a Hugging Face model's.
   WeightDType gguf_wide_quant_dtype = WeightDType::kInt8;
+  // DeepSeek-V3: also load the first multi-token-prediction layer (Model::mtp(), what
+  // `--speculative mtp` runs); the model must have one. Off, the MTP layers stay unread.
+  bool load_mtp = false;
 };
 
 // "f32", "bf16", "int8", "int4-g32", ...: the format LoadOptions select.

@@ -22,6 +22,7 @@
 #include "model/forward_batch.h"
 #include "model/load_options.h"
 #include "model/model_weights.h"
+#include "model/mtp_module.h"
 
 namespace surge {
 
@@ -52,6 +53,7 @@ class Model final : public ModelExecutor {
   int64_t linear_weight_bytes() const override;
   // A GGUF file's tensor types decide the formats, not the load options.
   std::string linear_weight_formats() const override;
+  MtpExecutor* mtp() override { return mtp_.get(); }
   KvLayout kv_layout(int32_t block_size, KvDType dtype = KvDType::kF32) const override;
 
   // Runs the batch; writes [batch.logits_rows.size(), vocab_size] logits and
@@ -79,6 +81,7 @@ class Model final : public ModelExecutor {
   ThreadPool* pool_;
   ModelWeights weights_;
   RunState state_;
+  std::unique_ptr<MtpModule> mtp_;  // LoadOptions::load_mtp only; reads weights_.embed_tokens
 };
 
 }  // namespace surge

@@ -37,7 +37,11 @@ void ForwardPass::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float>
   IndexBatch(batch, kv, logits, hidden);
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   if (num_tokens == 0) return;
-  Embed(batch.token_ids);
+  if (batch.input_rows.empty()) {
+    Embed(batch.token_ids);
+  } else {
+    std::copy(batch.input_rows.begin(), batch.input_rows.end(), act_.hidden.begin());
+  }
   PrepareRope(batch);
   for (int32_t layer = 0; layer < config_.num_layers; ++layer) ForwardLayer(layer, batch, kv);
   if (!batch.logits_rows.empty()) ComputeLogits(batch, logits);
@@ -60,6 +64,8 @@ void ForwardPass::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std
   for (int32_t row : batch.logits_rows) CHECK(row >= 0 && row < num_tokens) << "logits row " << row;
   CHECK_EQ(hidden.size(), batch.hidden_rows.size() * config_.hidden_size);
   for (int32_t row : batch.hidden_rows) CHECK(row >= 0 && row < num_tokens) << "hidden row " << row;
+  CHECK(batch.input_rows.empty() || static_cast<int64_t>(batch.input_rows.size()) == num_tokens * config_.hidden_size)
+      << "input rows: " << batch.input_rows.size() << " values for " << num_tokens << " tokens";
   std::fill_n(act_.sequence_of_token.begin(), num_tokens, -1);
   for (size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceChunk& seq = batch.sequences[s];
@@ -334,10 +340,17 @@ void ForwardPass::ComputeLogits(const ForwardBatch& batch, std::span<float> logi
   MatMul(act_.logits_input.data(), num_rows, weights_.lm_head.matrix(), nullptr, logits.data(), pool_);
 }
 
-// The same final norm as ComputeLogits (per row, so batch-invariant), without lm_head.
+// The same final norm as ComputeLogits (per row, so batch-invariant), without lm_head;
+// or the rows before it when the batch asks for those.
 void ForwardPass::ComputeHidden(const ForwardBatch& batch, std::span<float> hidden) {
   const int64_t size = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
+  if (batch.hidden_before_final_norm) {
+    for (size_t r = 0; r < batch.hidden_rows.size(); ++r) {
+      std::copy_n(&act_.hidden[batch.hidden_rows[r] * size], size, &hidden[r * size]);
+    }
+    return;
+  }
   pool_->ParallelFor(static_cast<int64_t>(batch.hidden_rows.size()), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       RmsNorm(&act_.hidden[batch.hidden_rows[r] * size], weights_.final_norm.data(), 1, size, eps,

@@ -155,7 +155,41 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& model_dir, Threa
   if (config.fp8) store->SetFp8BlockShape(config.fp8->block_rows, config.fp8->block_cols);
   std::unique_ptr<Model> model(new Model(std::move(config), pool, options));
   ASSIGN_OR_RETURN(model->weights_, WeightLoader::Load(model->config_, options, *store, model->pool_));
+  if (options.load_mtp) {
+    if (model->config_.num_nextn_predict_layers < 1) {
+      return InvalidArgumentError(model_dir + ": the model has no multi-token-prediction layer "
+                                  "(config.json num_nextn_predict_layers is 0)");
+    }
+    ASSIGN_OR_RETURN(MtpWeights mtp,
+                     WeightLoader::LoadMtp(model->config_, options, *store, model->pool_, model->weights_));
+    model->mtp_ = std::make_unique<MtpModule>(model->config_, options.mla_mode, std::move(mtp),
+                                              model->weights_.embed_tokens, model->pool_);
+  }
   return model;
+}
+
+StatusOr<MtpWeights> WeightLoader::LoadMtp(const ModelConfig& config, const LoadOptions& options,
+                                           const WeightSource& store, ThreadPool* pool, const ModelWeights& model) {
+  MtpWeights mtp;
+  WeightLoader loader(config, options, pool, mtp.decoder);
+  const int64_t index = config.num_layers, hidden = config.hidden_size, vocab = config.vocab_size;
+  const std::string p = LayerPrefix(index);
+  mtp.decoder.inv_freq = model.inv_freq;
+  mtp.decoder.rope_cos_sin_scale = model.rope_cos_sin_scale;
+  mtp.decoder.layers.resize(1);
+  RETURN_IF_ERROR(loader.LoadLayer(store, index, mtp.decoder.layers[0]));
+  ASSIGN_OR_RETURN(mtp.enorm, store.LoadF32(p + "enorm.weight", {hidden}));
+  ASSIGN_OR_RETURN(mtp.hnorm, store.LoadF32(p + "hnorm.weight", {hidden}));
+  RETURN_IF_ERROR(loader.LoadLinear(store, {{p + "eh_proj", hidden}}, 2 * hidden, /*has_bias=*/false, mtp.eh_proj));
+  ASSIGN_OR_RETURN(mtp.decoder.final_norm, store.LoadF32(p + "shared_head.norm.weight", {hidden}));
+  RETURN_IF_ERROR(loader.LoadLinear(store, {{p + "shared_head.head", vocab}}, hidden, /*has_bias=*/false,
+                                    mtp.decoder.lm_head, loader.LmHeadFormat()));
+  if (store.Contains(p + "embed_tokens.weight")) {
+    ASSIGN_OR_RETURN(mtp.embed_tokens, store.LoadF32(p + "embed_tokens.weight", {vocab, hidden}));
+  }
+  LOG(INFO) << store.source_name() << ": loaded MTP layer " << index << " (of "
+            << config.num_nextn_predict_layers << "; speculation chains the first)";
+  return mtp;
 }
 
 StatusOr<ModelWeights> WeightLoader::Load(const ModelConfig& config, const LoadOptions& options,
@@ -183,7 +217,7 @@ Status WeightLoader::LoadWeights(const WeightSource& store) {
   for (int64_t i = 0; i < config_.num_layers; ++i) RETURN_IF_ERROR(LoadLayer(store, i, weights_.layers[i]));
   // DeepSeek-V3's multi-token-prediction layers follow the decoder layers under the same
   // "model.layers.N." names; next-token serving never runs them, so they stay unread.
-  if (config_.num_nextn_predict_layers > 0) {
+  if (config_.num_nextn_predict_layers > 0 && !options_.load_mtp) {
     LOG(INFO) << store.source_name() << ": skipping " << config_.num_nextn_predict_layers
               << " MTP layer(s) (model.layers." << config_.num_layers << " and up)";
   }

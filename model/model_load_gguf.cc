@@ -12,6 +12,10 @@ namespace surge {
 
 StatusOr<std::unique_ptr<Model>> Model::LoadGguf(const std::string& path, ThreadPool* pool,
                                                  const LoadOptions& options) {
+  if (options.load_mtp) {
+    return InvalidArgumentError(path + ": GGUF files carry no multi-token-prediction layers (surge and llama.cpp "
+                                "leave them out when converting); load the Hugging Face checkpoint for MTP");
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
   ASSIGN_OR_RETURN(ModelConfig config, ModelConfigFromGguf(*file));
   std::unique_ptr<Model> model(new Model(std::move(config), pool, options));

@@ -37,6 +37,20 @@ struct ModelWeights {
   Linear lm_head;                    // [vocab_size, hidden_size]; a packed copy when tied
 };
 
+// DeepSeek-V3's multi-token-prediction module (model.layers.N.*, N = num_hidden_layers):
+// an input projection of [enorm(embedding), hnorm(hidden)] and a decoder of one layer
+// with its own head. The order of the two halves is the one DeepSeek's checkpoints are
+// served with (vLLM's and SGLang's deepseek MTP): embedding first.
+struct MtpWeights {
+  std::vector<float> embed_tokens;  // [vocab_size, hidden_size]: its own; empty: the model's
+  std::vector<float> enorm;         // [hidden_size]
+  std::vector<float> hnorm;         // [hidden_size]
+  Linear eh_proj;                   // [hidden_size, 2 * hidden_size]
+  // layers = {the MTP layer}, final_norm = shared_head.norm, lm_head = shared_head.head;
+  // RoPE as the model's; embed_tokens unused (the projection is the layer's input).
+  ModelWeights decoder;
+};
+
 // Bytes of all linear-layer weights (what one decode step streams from memory).
 int64_t LinearWeightBytes(const ModelWeights& weights);
 // The formats the linear layers are held in, e.g. "int8" or "int4-g32+int8".

@@ -24,6 +24,10 @@ class WeightLoader {
   // Errors name the missing or mis-shaped tensor. `pool` (not null) packs the weights.
   static StatusOr<ModelWeights> Load(const ModelConfig& config, const LoadOptions& options,
                                      const WeightSource& store, ThreadPool* pool);
+  // DeepSeek-V3's first MTP layer (model.layers.<num_layers>.*), in the same formats as
+  // the model's layers; RoPE is `model`'s.
+  static StatusOr<MtpWeights> LoadMtp(const ModelConfig& config, const LoadOptions& options,
+                                      const WeightSource& store, ThreadPool* pool, const ModelWeights& model);
 
  private:
   WeightLoader(const ModelConfig& config, const LoadOptions& options, ThreadPool* pool, ModelWeights& weights)

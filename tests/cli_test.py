@@ -45,6 +45,22 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(json.loads(proc.stdout)["output_token_ids"], case["output_ids"], flags)
             self.assertIn("proposed tokens accepted", proc.stderr, flags)
 
+    def test_mtp_speculation_keeps_greedy_output(self):
+        # DeepSeek-V3's MTP layer as the proposer (a random tiny V3, stories260K's tokenizer).
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["/usr/bin/python3", "tools/make_tiny_model.py", "--out", tmp, "--preset",
+                            "deepseek-v3-tiny", "--config", '{"vocab_size": 512}'], check=True,
+                           capture_output=True)
+            outputs = []
+            for flags in ([], ["--speculative", "mtp", "--num-speculative-tokens", "3"]):
+                proc = run("generate", "--model", tmp, "--tokenizer", MODEL, "--prompt", "Once upon a time",
+                           "--max-tokens", "40", "--ignore-eos", "--json", *flags)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                outputs.append(json.loads(proc.stdout)["output_token_ids"])
+            self.assertIn("speculative mtp", proc.stderr)
+            self.assertEqual(outputs[0], outputs[1])
+            self.assertEqual(len(outputs[0]), 40)
+
     def test_every_kv_cache_dtype_generates(self):
         # f16 and f32 caches give the golden text (f16 moves no greedy token of
         # stories260K: model_kv_dtype_test); the others just run and say their format.
@@ -289,12 +305,16 @@ class ServeFlagsTest(unittest.TestCase):
                              (["--num-speculative-tokens", "3"], "--num-speculative-tokens needs --speculative"),
                              (["--speculative", "draft", "--draft-quantize", "int2"], "--draft-quantize"),
                              (["--speculative", "draft", "--draft-quantize", "none"], "would draft with the target itself"),
-                             (["--speculative", "mtp"], "--speculative mtp"),
                              (["--max-prefill-tokens-with-decodes", "-1"], "--max-prefill-tokens-with-decodes")]:
             proc = run("serve", MODEL, "--port", "0", *args)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
             self.assertIn(needle, proc.stderr)
+
+    def test_mtp_on_a_model_without_the_layer_is_refused(self):
+        proc = run("serve", MODEL, "--port", "0", "--speculative", "mtp")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("no multi-token-prediction layer", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from surge's code. Where those differ, DeepSeek's own inference code wins:
     always multiplies by routed_scaling_factor; V2 multiplies only when not normalized.
   - Layer i is MoE when n_routed_experts is set, i >= first_k_dense_replace and
     i % moe_layer_freq == 0; shared experts are one MLP of n_shared_experts *
-    moe_intermediate_size. The MTP layers of V3 (index >= num_hidden_layers) are ignored.
+    moe_intermediate_size. V3's first MTP layer (index num_hidden_layers): mtp_logits.
   - FP8 checkpoints (F8_E4M3 weights with a weight_scale_inv per 128x128 block) are
     dequantized: w = fp8 * scale_inv of its block.
 
@@ -232,18 +232,59 @@ def moe(c, w, p, x):
     return out
 
 
-def forward(c, w, ids):
-    """Logits [T, vocab] for every position of one sequence."""
+def decoder_layer(c, w, i, x, cos, sin, softmax_scale):
+    """Layer i (its weights under model.layers.i.) over x [T, hidden], causal."""
+    p = f"model.layers.{i}."
+    x = x + mla(c, w, p + "self_attn.", rms_norm(x, w[p + "input_layernorm.weight"], c.eps),
+                cos, sin, softmax_scale)
+    h = rms_norm(x, w[p + "post_attention_layernorm.weight"], c.eps)
+    return x + (moe(c, w, p + "mlp.", h) if c.is_moe_layer(i) else mlp(w, p + "mlp.", h))
+
+
+def final_hidden(c, w, ids):
+    """The final-normed hidden states [T, hidden] (lm_head's input) of one sequence."""
     x = w["model.embed_tokens.weight"][torch.tensor(ids)]
     cos, sin, softmax_scale = rope_tables(c, len(ids))
     for i in range(c.num_layers):
-        p = f"model.layers.{i}."
-        x = x + mla(c, w, p + "self_attn.", rms_norm(x, w[p + "input_layernorm.weight"], c.eps),
-                    cos, sin, softmax_scale)
-        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], c.eps)
-        x = x + (moe(c, w, p + "mlp.", h) if c.is_moe_layer(i) else mlp(w, p + "mlp.", h))
-    x = rms_norm(x, w["model.norm.weight"], c.eps)
-    return x @ w["lm_head.weight"].T
+        x = decoder_layer(c, w, i, x, cos, sin, softmax_scale)
+    return rms_norm(x, w["model.norm.weight"], c.eps)
+
+
+def forward(c, w, ids):
+    """Logits [T, vocab] for every position of one sequence."""
+    return final_hidden(c, w, ids) @ w["lm_head.weight"].T
+
+
+def mtp_layer(c, w, tokens, previous_hidden):
+    """V3's first multi-token-prediction layer (index num_hidden_layers), as DeepSeek-V3's
+    technical report defines it and its served checkpoints lay it out (vLLM's / SGLang's
+    deepseek MTP): row p joins RMSNorm(embedding of tokens[p]) and RMSNorm(previous_hidden[p])
+    -- embedding first --, projects them with eh_proj, and runs one decoder layer at
+    positions 0..T-1. Returns the layer output [T, hidden] (before shared_head.norm)."""
+    i = c.num_layers
+    p = f"model.layers.{i}."
+    embedding = w.get(p + "embed_tokens.weight", w["model.embed_tokens.weight"])
+    e = rms_norm(embedding[torch.tensor(tokens)], w[p + "enorm.weight"], c.eps)
+    h = rms_norm(previous_hidden, w[p + "hnorm.weight"], c.eps)
+    x = torch.cat([e, h], dim=-1) @ w[p + "eh_proj.weight"].T
+    cos, sin, softmax_scale = rope_tables(c, len(tokens))
+    return decoder_layer(c, w, i, x, cos, sin, softmax_scale)
+
+
+def mtp_head(c, w, x):
+    p = f"model.layers.{c.num_layers}.shared_head."
+    return rms_norm(x, w[p + "norm.weight"], c.eps) @ w[p + "head.weight"].T
+
+
+def mtp_logits(c, w, ids):
+    """What dump_logits_tool --mtp prints: MTP logits of positions p in [0, n - 1); rows
+    p < n - 2 take the target's hidden state of p and token p + 1, row n - 2 takes token
+    n - 1 and the MTP output of row n - 3 (one chained guess)."""
+    n = len(ids)
+    target = final_hidden(c, w, ids[:n - 1])
+    real = mtp_layer(c, w, ids[1:n - 1], target[:n - 2])
+    chained = torch.cat([target[:n - 2], real[n - 3:n - 2]])
+    return mtp_head(c, w, mtp_layer(c, w, ids[1:n], chained))
 
 
 def main():

@@ -6,7 +6,8 @@ Modes per configuration (see dump_logits_tool): one-pass prefill; step-by-step d
 through the paged latent cache (block size 4, shuffled block tables); the decode
 schedule sharing every pass with a second sequence prefilling in chunks (must equal
 decode bit for bit: batch invariance); and a third sequence reusing the first one's
-cached latent blocks (what prefix caching does) and computing only its tail. Metric per
+cached latent blocks (what prefix caching does) and computing only its tail; and V3's MTP
+layer (--mtp) against the reference's mtp_logits. Metric per
 position: max_i |surge_i - ref_i| / max_i |ref_i|; pass below 1e-4 for f32 KV. Quantized
 KV dtypes run the same schedules with their own looser bounds (measured, stated below).
 
@@ -120,6 +121,23 @@ def check_fp8_against_original(tool, tmp, rng):
     return [f"FP8 checkpoint: median error {error:.3g} vs its original (reference {ref_error:.3g})"]
 
 
+def check_mtp(name, tool, model_dir, ids):
+    """The MTP layer's logits (dump_logits_tool --mtp: two passes of real rows and one
+    chained row through the module's own paged cache) against deepseek_reference.mtp_logits."""
+    with open(os.path.join(model_dir, "config.json")) as f:
+        config = deepseek_reference.Config(json.load(f))
+    with torch.no_grad():
+        want = deepseek_reference.mtp_logits(config, deepseek_reference.load_weights(model_dir), ids).numpy()
+    command = [tool, "--model", model_dir, "--ids", ",".join(map(str, ids)), "--block-size", "4",
+               "--threads", "2", "--mtp"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        return [f"{name}: {' '.join(command)} failed:\n{result.stderr}"]
+    error = max_relative_error(json.loads(result.stdout)["mtp"], want)
+    print(f"  {name + ' mtp':24s} max {error:.2e}", flush=True)
+    return [] if error < TOLERANCE else [f"{name}: MTP max_relative_error {error:.3g} > {TOLERANCE}"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,6 +152,8 @@ def main():
             ids = random_ids(rng, config["vocab_size"], int(rng.integers(24, 41)))
             other = random_ids(rng, config["vocab_size"], int(rng.integers(10, 20)))
             failures += compare(name, args.tool, model_dir, ids, other, flags, TOLERANCE)
+            if name in ("v3_mtp_yarn", "v3_fp8_bf16"):
+                failures += check_mtp(name, args.tool, model_dir, ids)
         failures += check_fp8_against_original(args.tool, tmp, rng)
         model_dir = os.path.join(tmp, "v3_mtp_yarn")
         ids = random_ids(rng, V3["vocab_size"], 32)
