@@ -61,6 +61,39 @@ class GenerateTest(unittest.TestCase):
             self.assertEqual(outputs[0], outputs[1])
             self.assertEqual(len(outputs[0]), 40)
 
+    def test_serve_speculates_with_mtp_and_counts_its_drafts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["/usr/bin/python3", "tools/make_tiny_model.py", "--out", tmp, "--preset",
+                            "deepseek-v3-tiny", "--config", '{"vocab_size": 512}'], check=True,
+                           capture_output=True)
+            log = tempfile.TemporaryFile(mode="w+")
+            server = subprocess.Popen([SURGE, "serve", tmp, "--tokenizer", MODEL, "--host", "127.0.0.1", "--port",
+                                       "0", "--threads", "2", "--speculative", "mtp"],
+                                      stdout=subprocess.PIPE, stderr=log, text=True)
+            try:
+                base_url = None
+                for line in server.stdout:
+                    match = re.search(r"ready on (http://\S+)", line)
+                    if match:
+                        base_url = match.group(1)
+                        break
+                log.seek(0)
+                self.assertIsNotNone(base_url, log.read())
+                body = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0, "ignore_eos": True}
+                request = urllib.request.Request(base_url + "/v1/completions", data=json.dumps(body).encode(),
+                                                 headers={"Content-Type": "application/json"})
+                reply = json.load(urllib.request.urlopen(request, timeout=60))
+                self.assertEqual(reply["usage"]["completion_tokens"], 24)
+                metrics = urllib.request.urlopen(base_url + "/metrics", timeout=10).read().decode()
+                drafts = re.search(r'surge_spec_decode_num_draft_tokens_total\{method="mtp"\} (\d+)', metrics)
+                self.assertIsNotNone(drafts, metrics[:2000])
+                self.assertGreater(int(drafts.group(1)), 0)
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+                server.stdout.close()
+                log.close()
+
     def test_every_kv_cache_dtype_generates(self):
         # f16 and f32 caches give the golden text (f16 moves no greedy token of
         # stories260K: model_kv_dtype_test); the others just run and say their format.
