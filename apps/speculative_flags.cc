@@ -77,6 +77,18 @@ StatusOr<SpeculativeConfig> ToSpeculativeConfig(const SpeculativeFlags& f, const
   return config;
 }
 
+namespace {
+
+// A step's draft catch-up: the prompt slice the target itself takes while others decode,
+// so that a long new prompt costs the decoding sequences no more in the draft than in the
+// target (the bound of --max-prefill-tokens-with-decodes).
+int32_t DraftCatchUpTokens(const EngineOptions& engine) {
+  return engine.max_prefill_tokens_with_decodes > 0 ? engine.max_prefill_tokens_with_decodes
+                                                    : engine.max_num_batched_tokens;
+}
+
+}  // namespace
+
 StatusOr<Speculation> StartSpeculation(const SpeculativeConfig& config, const std::string& target_dir,
                                        const LoadOptions& target_load, Model& target, ThreadPool* pool,
                                        EngineOptions* engine) {
@@ -114,7 +126,8 @@ StatusOr<Speculation> StartSpeculation(const SpeculativeConfig& config, const st
       const int64_t num_blocks = std::max<int64_t>(1, engine->kv_cache_bytes / static_cast<int64_t>(layout.bytes_per_block()));
       ASSIGN_OR_RETURN(std::unique_ptr<DraftModelProposer> proposer,
                        DraftModelProposer::Create(*speculation.draft, target.config().vocab_size, engine->block_size,
-                                                  static_cast<int32_t>(std::min<int64_t>(num_blocks, 1 << 30))));
+                                                  static_cast<int32_t>(std::min<int64_t>(num_blocks, 1 << 30)),
+                                                  DraftCatchUpTokens(*engine)));
       LOG(INFO) << "speculative decoding: draft " << dir << " (" << speculation.draft->linear_weight_formats() << ", "
                 << speculation.draft->linear_weight_bytes() / (1 << 20) << " MiB of linear layers), "
                 << num_blocks << " KV blocks";

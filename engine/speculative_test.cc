@@ -291,7 +291,8 @@ TYPED_TEST(SpeculativeEngineTest, SampledRequestsVerifyByRejection) {
 
 // The target as its own draft: batch invariance makes the draft's logits those the target
 // computes, however the passes are chunked, so every greedy guess is accepted -- a check
-// that the draft's cache follows each sequence exactly through acceptance and rollback.
+// that the draft's cache follows each sequence exactly through acceptance and rollback
+// (and through catch-ups bounded to 8 tokens a step).
 TYPED_TEST(SpeculativeEngineTest, TheTargetAsItsOwnDraftIsAlwaysRight) {
   using Base = testing_util::ModelEngineTest<TypeParam>;
   const std::vector<EngineRequest> requests = this->Requests(12, 21);
@@ -300,7 +301,7 @@ TYPED_TEST(SpeculativeEngineTest, TheTargetAsItsOwnDraftIsAlwaysRight) {
   options.speculative_max_decodes = 64;
   auto plain = Base::StartEngine(options);
   const std::vector<std::vector<int32_t>> expected = this->RunAll(*plain, requests, true);
-  auto proposer = DraftModelProposer::Create(*Base::model_, Base::model_->config().vocab_size, 4, 512);
+  auto proposer = DraftModelProposer::Create(*Base::model_, Base::model_->config().vocab_size, 4, 512, /*max_catch_up_tokens=*/8);
   ASSERT_TRUE(proposer.ok()) << proposer.status().ToString();
   options.proposer = std::move(*proposer);
   auto engine = Base::StartEngine(options);
@@ -313,6 +314,71 @@ TYPED_TEST(SpeculativeEngineTest, TheTargetAsItsOwnDraftIsAlwaysRight) {
 TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchOne) { this->ExpectSameWithSpeculation(false); }
 
 TYPED_TEST(SpeculativeEngineTest, GreedyOutputIsUnchangedAtBatchThirtyTwo) { this->ExpectSameWithSpeculation(true); }
+
+// Counts the tokens of each pass it runs for the model it wraps.
+class PassRecordingExecutor final : public ModelExecutor {
+ public:
+  explicit PassRecordingExecutor(ModelExecutor& model) : model_(model) {}
+  const ModelConfig& config() const override { return model_.config(); }
+  KvLayout kv_layout(int32_t block_size, KvDType dtype) const override { return model_.kv_layout(block_size, dtype); }
+  void Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits, std::span<float> hidden) override {
+    pass_tokens.push_back(static_cast<int32_t>(batch.token_ids.size()));
+    model_.Run(batch, kv, logits, hidden);
+  }
+  int64_t linear_weight_bytes() const override { return model_.linear_weight_bytes(); }
+  std::string linear_weight_formats() const override { return model_.linear_weight_formats(); }
+  std::vector<int32_t> pass_tokens;
+
+ private:
+  ModelExecutor& model_;
+};
+
+// While several sequences decode, a draft with a long backlog (here 41-token prompts it
+// has never seen) catches up at most max_catch_up_tokens per step, a sequence proposing
+// nothing until it has; its guesses then are those of a draft that caught up at once.
+using StoriesSpeculationTest = testing_util::StoriesEngineTest;
+TEST_F(StoriesSpeculationTest, DraftCatchUpIsBoundedWhileOthersDecode) {
+  std::mt19937 rng(5);
+  std::vector<Sequence> seqs(3);
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    seqs[i].id = static_cast<SequenceId>(i + 1);
+    seqs[i].token_ids.push_back(1);
+    for (int t = 0; t < 40; ++t) seqs[i].token_ids.push_back(std::uniform_int_distribution<int32_t>(3, 511)(rng));
+    seqs[i].num_prompt_tokens = seqs[i].num_tokens();
+    seqs[i].num_computed_tokens = seqs[i].num_tokens() - 1;  // decoding
+  }
+  PassRecordingExecutor bounded_model(*model_);
+  auto bounded = DraftModelProposer::Create(bounded_model, model_->config().vocab_size, 4, 256, 16);
+  auto unbounded = DraftModelProposer::Create(*model_, model_->config().vocab_size, 4, 256);
+  ASSERT_TRUE(bounded.ok() && unbounded.ok());
+  std::vector<ProposalRequest> requests;
+  for (Sequence& seq : seqs) requests.push_back({&seq, 3});
+  std::vector<bool> proposed(seqs.size(), false);
+  int num_delayed = 0;
+  for (int step = 0; step < 12; ++step) {
+    bounded_model.pass_tokens.clear();
+    (*bounded)->Propose(requests);
+    std::vector<std::vector<int32_t>> got;
+    for (const Sequence& seq : seqs) got.push_back(seq.draft_token_ids);
+    ASSERT_FALSE(bounded_model.pass_tokens.empty());
+    EXPECT_LE(bounded_model.pass_tokens[0], 16) << "step " << step;
+    (*unbounded)->Propose(requests);
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      if (!got[i].empty()) {
+        EXPECT_EQ(got[i], seqs[i].draft_token_ids) << "step " << step << ", sequence " << i;
+        proposed[i] = true;
+      } else {
+        ++num_delayed;
+      }
+    }
+    for (Sequence& seq : seqs) {  // the target takes the first guess (or some token)
+      seq.token_ids.push_back(seq.draft_token_ids.empty() ? 7 : seq.draft_token_ids[0]);
+      seq.num_computed_tokens = seq.num_tokens() - 1;
+    }
+  }
+  EXPECT_EQ(proposed, std::vector<bool>(seqs.size(), true)) << "every sequence caught up and proposed";
+  EXPECT_GE(num_delayed, 3) << "3 x 41 tokens at 16 a step: some steps must go without guesses";
+}
 
 // Wraps a real proposer: records each of its proposals (the sequence's tokens, its
 // guesses), then replaces each guess by the sequence's true greedy continuation except at
