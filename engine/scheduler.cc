@@ -32,11 +32,15 @@ void Scheduler::AddWaiting(Sequence* seq) {
 // A step's plan, in order:
 //   1. every running decode, one token each, oldest first, so that generation never
 //      stalls behind a long prompt;
-//   2. the next chunk of every running sequence still prefilling, oldest first;
-//   3. new admissions in policy order, each with as much of its prompt as the budget
+//   2. while a running sequence is still prefilling: new admissions in policy order whose
+//      whole prompt fits in half of the prefill budget left, so that a short prompt never
+//      waits behind a long one's prefill (which keeps at least the other half);
+//   3. the next chunk of every running sequence still prefilling, oldest first;
+//   4. new admissions in policy order, each with as much of its prompt as the budget
 //      allows (chunked prefill), while the blocks for that chunk can be had and the
-//      sequence cap allows. Skipped when this step already had to preempt: admitting now
-//      would only take back the blocks just freed for the running ones (as vLLM v1).
+//      sequence cap allows.
+// 2 and 4 are skipped when this step already had to preempt: admitting now would only
+// take back the blocks just freed for the running ones (as vLLM v1).
 // A running sequence that cannot get blocks preempts others (possibly itself); a waiting
 // one simply waits. The oldest running sequence is never a victim while a newer one
 // exists, so it always progresses, and any request that fits the pool alone completes.
@@ -55,8 +59,14 @@ const SchedulerOutput& Scheduler::Schedule() {
   budget_prefill_tokens_ = decoding && options_.max_prefill_tokens_with_decodes > 0
                                ? options_.max_prefill_tokens_with_decodes
                                : std::numeric_limits<int32_t>::max();
+  const bool prefilling = std::any_of(candidates_.begin(), candidates_.end(), [](const Sequence* seq) {
+    return seq->status == SequenceStatus::kRunning && seq->num_pending_tokens() > 1;
+  });
+  if (prefilling && output_.num_preempted == 0) {
+    ScheduleWaiting(std::min(budget_tokens_, budget_prefill_tokens_) / 2, /*whole_prompts=*/true);
+  }
   ScheduleRunning(/*decodes=*/false);
-  if (output_.num_preempted == 0) ScheduleWaiting();
+  if (output_.num_preempted == 0) ScheduleWaiting(std::numeric_limits<int32_t>::max(), /*whole_prompts=*/false);
   // Drafts last: they take only what the real tokens left of the budget and the pool.
   for (ScheduledChunk& chunk : output_.chunks) AddDrafts(chunk);
   for (ScheduledChunk& chunk : output_.chunks) {
@@ -81,13 +91,14 @@ void Scheduler::ScheduleRunning(bool decodes) {
   }
 }
 
-void Scheduler::ScheduleWaiting() {
-  while (budget_tokens_ > 0 && !waiting_.empty()) {
+void Scheduler::ScheduleWaiting(int32_t limit, bool whole_prompts) {
+  while (budget_tokens_ > 0 && limit > 0 && !waiting_.empty()) {
     const size_t index = policy_->PickNextWaiting(waiting_);
     Sequence& seq = *waiting_[index];
     if (num_seq_slots_used_ + seq.num_seq_slots > options_.max_num_seqs) return;
-    const int32_t max_tokens = FitChunk(seq, budget_tokens_, /*prefill=*/true);
+    const int32_t max_tokens = FitChunk(seq, std::min(budget_tokens_, limit), /*prefill=*/true);
     if (max_tokens == 0) return;
+    if (whole_prompts && seq.num_tokens() > max_tokens) return;  // (prefix-cache hits not counted)
     // One prefix-cache lookup: the cached blocks are attached, the rest is allocated.
     // Embeddings pool hidden states the cache does not keep: they compute every token.
     const std::optional<int32_t> num_cached = kv_.AllocatePrompt(
@@ -101,6 +112,7 @@ void Scheduler::ScheduleWaiting() {
     running_.push_back(&seq);
     num_seq_slots_used_ += seq.num_seq_slots;
     AddChunk(seq, num_tokens, /*prefill=*/true);
+    limit -= num_tokens;
   }
 }
 

@@ -100,7 +100,10 @@ class Scheduler {
 
  private:
   void ScheduleRunning(bool decodes);
-  void ScheduleWaiting();
+  // Admissions in policy order while the budgets, the blocks and the sequence cap allow,
+  // taking at most `limit` tokens in all. `whole_prompts`: only prompts that complete in
+  // this step, stopping at the first that would not.
+  void ScheduleWaiting(int32_t limit, bool whole_prompts);
   // Gets blocks for `num_tokens` more of `seq`'s tokens, preempting victims chosen by the
   // policy until they fit. False when `seq` itself had to be preempted.
   bool ReserveForRunning(Sequence& seq, int32_t num_tokens);

@@ -62,6 +62,30 @@ TEST(SchedulerTest, PrefillIsSlicedOnlyWhileOthersDecode) {
   EXPECT_EQ(alone.chunks[0].num_tokens, 40 - 15);  // the rest in one pass
 }
 
+// A short prompt that arrives while a long one prefills is admitted at once, within half
+// of the step's budget (the long one keeps the rest), instead of waiting for the long
+// prefill to end; a long newcomer still waits its turn.
+TEST(SchedulerTest, ShortPromptsDoNotWaitBehindALongPrefill) {
+  Harness h(4, 100, Options(8, 16));
+  Sequence* a = h.Add(60, 2);
+  h.Step();  // a takes the whole budget: 16 of its 60 tokens
+  Sequence* b = h.Add(5, 2, 1, 0, /*first_token=*/100);  // no prefix shared with a
+  Sequence* c = h.Add(40, 2, 1, 0, /*first_token=*/200);
+  const SchedulerOutput& out = h.Step();
+  ASSERT_EQ(out.chunks.size(), 2u);
+  EXPECT_EQ(out.chunks[0].seq, b);  // admitted ahead of a's next chunk
+  EXPECT_EQ(out.chunks[0].num_tokens, 5);
+  EXPECT_EQ(out.chunks[1].seq, a);
+  EXPECT_EQ(out.chunks[1].num_tokens, 11);
+  EXPECT_EQ(c->status, SequenceStatus::kWaiting);  // 40 tokens do not fit in half of 16
+  // While b decodes, a's slices: 15 a step, then c's admission waits until a's prefill is done.
+  while (a->num_pending_tokens() > 1) {
+    EXPECT_EQ(c->status, SequenceStatus::kWaiting);
+    h.Step();
+  }
+  EXPECT_EQ(h.scheduler().num_preemptions(), 0);
+}
+
 TEST(SchedulerTest, RespectsMaxNumSeqsAndAdmitsInArrivalOrder) {
   Harness h(4, 100, Options(2, 64));
   Sequence* a = h.Add(5, 2);

@@ -9,6 +9,8 @@
 #   S="--quantize int8 --kv-cache-memory 3GiB --chat-template scripts/bench_chat_template.jinja"
 #   scripts/bench_compare.sh /tmp/llama110m /tmp/mt "$S" "$S --no-prefix-caching" \
 #     "--workload multi-turn --turns 8 --num-requests 64 --concurrency 8 --input-len 64 --output-len 128"
+# Two builds side by side: SURGE_A / SURGE_B name the binaries (default build/surge), e.g. the
+# same flags on an older checkout's build: SURGE_A=/work/wt-old/build/surge scripts/bench_compare.sh ...
 # Batching vs one sequence at a time (issue 3's comparison):
 #   scripts/bench_compare.sh /tmp/llama110m /tmp/b3 "--max-num-seqs 1" "" "--concurrency 32 --num-requests 32"
 set -euo pipefail
@@ -16,10 +18,10 @@ cd "$(dirname "$0")/.."
 model=$1 out=$2 flags_a=${3:-} flags_b=${4:-} bench_flags=${5:-}
 port_a=${PORT:-18123} port_b=$((${PORT:-18123} + 1))
 # shellcheck disable=SC2086
-build/surge serve "$model" --host 127.0.0.1 --port "$port_a" $flags_a >"$out.a.log" 2>&1 &
+${SURGE_A:-build/surge} serve "$model" --host 127.0.0.1 --port "$port_a" $flags_a >"$out.a.log" 2>&1 &
 server_a=$!
 # shellcheck disable=SC2086
-build/surge serve "$model" --host 127.0.0.1 --port "$port_b" $flags_b >"$out.b.log" 2>&1 &
+${SURGE_B:-build/surge} serve "$model" --host 127.0.0.1 --port "$port_b" $flags_b >"$out.b.log" 2>&1 &
 server_b=$!
 trap 'kill -TERM $server_a $server_b 2>/dev/null; wait $server_a $server_b 2>/dev/null || true' EXIT
 for port in "$port_a" "$port_b"; do
