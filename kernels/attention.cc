@@ -121,14 +121,15 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
   }
 }
 
-// Folds the tile's key range into its states. The AVX-512 f32 tile kernel gives the same
+// Folds the tile's key range into its states. The AVX-512 tile kernel gives the same
 // bits (attention_tile.h), so which one runs may depend on the tile's size: transposing
 // K pays only for several (query, head) pairs.
 void FoldTileKeys(SimdLevel level, const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
                   const AttentionQueries& queries, int32_t kv_head, QueryTile& tile) {
   const bool wide_tile = tile.num_queries * tile.num_heads >= 4;
-  if (!(level >= SimdLevel::kAvx512 && wide_tile &&
-        AttendQueryTileF32Avx512(kv, queries, kv_head, tile))) {
+  if (level >= SimdLevel::kAvx512 && wide_tile && AttendQueryTileAvx512Takes(kv)) {
+    AttendQueryTileAvx512(kv, queries, kv_head, tile);
+  } else {
     AttendQueryTile(ops, rows, kv, queries, kv_head, tile);
   }
 }

@@ -1,5 +1,6 @@
-// AVX-512 prefill attention over f32 K/V (kernels/attention_tile.h): a key tile's K rows
-// are transposed once per tile of queries, so each query head's scores for 16 keys come
+// AVX-512 prefill attention over f32, bf16, f16 and int8 K/V (kernels/attention_tile.h):
+// a key tile's K rows are widened to f32 by the row ops' own loaders (kv_loads_avx512-inl.h)
+// and transposed once per tile of queries, so each query head's scores for 16 keys come
 // from vector FMA chains with the keys in the lanes -- the very chains and reduction
 // tree of the row dot product (kv_codec_avx512.cc DotElementwise), so the same bits.
 // GCC 12's AVX-512 headers trip -Wuninitialized (GCC bug 105593); see vec_ops_avx512.cc.
@@ -12,12 +13,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
+#include "base/check.h"
 #include "kernels/attention_tile.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma")
 #include "kernels/x86_avx512-inl.h"
+#include "kernels/kv_loads_avx512-inl.h"
 
 namespace surge {
 namespace {
@@ -58,22 +62,23 @@ void Transpose16(__m512 r[16]) {
   }
 }
 
-// kt [kD][kTileKeys]: kt[d * kTileKeys + j] = value d of key row j (rows row_floats
-// apart), for j < n; the other lanes of the halves in use are zero.
-template <int kD>
-void TransposeKeys(const float* k, int64_t row_floats, int32_t n, float* kt) {
+// kt [kD][kTileKeys]: kt[d * kTileKeys + j] = value d of key row j (rows row_bytes
+// apart, widened to f32 by Load), for j < n; the other lanes of the halves in use are zero.
+template <typename Load, int kD>
+void TransposeKeys(const uint8_t* k, int64_t row_bytes, int32_t n, float* kt) {
   for (int32_t half = 0; half * kAvx512Lanes < n; ++half) {
+    const uint8_t* first = k + half * kAvx512Lanes * row_bytes;
+    const int32_t num_rows = std::min(kAvx512Lanes, n - half * kAvx512Lanes);
     for (int32_t c = 0; c < kD / kAvx512Lanes; ++c) {
-      const float* first = k + half * kAvx512Lanes * row_floats + c * kAvx512Lanes;
-      const int32_t num_rows = std::min(kAvx512Lanes, n - half * kAvx512Lanes);
+      const int32_t i = c * kAvx512Lanes;
       __m512 r[16];
       if (num_rows == kAvx512Lanes) {
 #pragma GCC unroll 16
-        for (int32_t j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(first + j * row_floats);
+        for (int32_t j = 0; j < 16; ++j) r[j] = Load(first + j * row_bytes)(i);
       } else {
 #pragma GCC unroll 16
         for (int32_t j = 0; j < 16; ++j)
-          r[j] = j < num_rows ? _mm512_loadu_ps(first + j * row_floats) : _mm512_setzero_ps();
+          r[j] = j < num_rows ? Load(first + j * row_bytes)(i) : _mm512_setzero_ps();
       }
       Transpose16(r);
 #pragma GCC unroll 16
@@ -83,11 +88,6 @@ void TransposeKeys(const float* k, int64_t row_floats, int32_t n, float* kt) {
   }
 }
 
-// One query head's scores against 16 keys (kt: one half of the transposed tile), keys in
-// lanes. Per key this is DotElementwise's arithmetic: lane l of acc0 chains d = 32m + l,
-// of acc1 d = 32m + 16 + l (an odd 16 at the end into acc0), then acc0 + acc1 and
-// Avx512ReduceAdd's tree over l: ((s0 + s8) + (s4 + s12)) for l = 0..3, then (l0 + l2) +
-// (l1 + l3). fma(q, k, 0) is written as fma with a zero vector, as there.
 // Lane l's sum acc0 + acc1 for 16 keys (see Scores16).
 template <int kD>
 inline __m512 LaneSum(const float* q, const float* kt, int32_t l) {
@@ -121,18 +121,32 @@ __m512 Scores16(const float* q, const float* kt) {
   return _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
 }
 
+// Whether Load's rows carry a factor (int8's scale) that the row ops apply once per row,
+// as the tile's scores and axpy then do too. The other formats' factor is 1, and
+// multiplying by 1 changes no bit, so they skip it.
+template <typename Load>
+constexpr bool kHasRowFactor = std::is_same_v<Load, Int8Load>;
+
+// factors[j] = the factor of row j (rows row_bytes apart) for j < n, 0 past n.
+template <typename Load>
+void RowFactors(const uint8_t* rows, int64_t row_bytes, int32_t n, float* factors) {
+  for (int32_t j = 0; j < kTileKeys; ++j)
+    factors[j] = j < n ? Load(rows + j * row_bytes).factor : 0.0f;
+}
+
 // Heads folded together: their chains interleave (the fold's reductions and exp, and the
 // axpy's FMAs, are latency-bound for one head) and share each V row's loads.
 template <int kD>
 constexpr int32_t kHeadsPerFold = kD <= 64 ? 4 : 2;
 
-// Folds the scores [0, n) of `num` heads (scores[p], same n) and the tile's V rows into
-// their states: per head, FoldScores then AxpyRowsElementwise<F32Load> of attention.cc /
-// kv_codec_avx512.cc op for op, with the max-growth rescale of out done in the register
-// that the axpy then accumulates. Lanes never mix heads, so interleaving changes no bit.
-template <int kD>
-void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t row_floats,
-               AttentionHeadState* const* heads, int32_t num) {
+// Folds the scores [0, n) of `num` heads (scores[p], same n) and the tile's V rows
+// (v_factors: their row factors) into their states: per head, FoldScores then
+// AxpyRowsElementwise<Load> of attention.cc / kv_codec_avx512.cc op for op, with the
+// max-growth rescale of out done in the register that the axpy then accumulates. Lanes
+// never mix heads, so interleaving changes no bit.
+template <typename Load, int kD>
+void FoldTiles(float (*scores)[kTileKeys], int32_t n, const uint8_t* v, const float* v_factors,
+               int64_t row_bytes, AttentionHeadState* const* heads, int32_t num) {
   constexpr int32_t kPieces = kD / kAvx512Lanes;
   constexpr int32_t kMax = kHeadsPerFold<kD>;
   float correction[kMax];
@@ -145,6 +159,14 @@ void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t ro
     if (rescale[p]) head.sum *= correction[p];
     head.max = new_max;
     head.sum += Avx512ExpShifted(scores[p], new_max, scores[p], n);
+    // The axpy coefficients, as AxpyRowsElementwise's a[t] * factor (once the sum has the
+    // plain weights).
+    if constexpr (kHasRowFactor<Load>) {
+      for (int32_t i = 0; i < n; i += kAvx512Lanes) {
+        const __m512 weights = _mm512_load_ps(scores[p] + i);
+        _mm512_store_ps(scores[p] + i, _mm512_mul_ps(weights, _mm512_load_ps(v_factors + i)));
+      }
+    }
   }
   __m512 acc[kMax][kPieces];
   for (int32_t p = 0; p < num; ++p) {
@@ -156,10 +178,10 @@ void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t ro
   }
   if (num == kMax) {  // the common case, with every loop of constant length
     for (int32_t t = 0; t < n; ++t) {
-      const float* v_row = v + t * row_floats;
+      const Load load(v + t * row_bytes);
 #pragma GCC unroll 16
       for (int32_t c = 0; c < kPieces; ++c) {
-        const __m512 x = _mm512_loadu_ps(v_row + c * kAvx512Lanes);
+        const __m512 x = load(c * kAvx512Lanes);
 #pragma GCC unroll 4
         for (int32_t p = 0; p < kMax; ++p)
           acc[p][c] = _mm512_fmadd_ps(_mm512_set1_ps(scores[p][t]), x, acc[p][c]);
@@ -167,12 +189,12 @@ void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t ro
     }
   } else {
     for (int32_t t = 0; t < n; ++t) {
-      const float* v_row = v + t * row_floats;
+      const Load load(v + t * row_bytes);
       for (int32_t p = 0; p < num; ++p) {
         const __m512 a = _mm512_set1_ps(scores[p][t]);
 #pragma GCC unroll 16
         for (int32_t c = 0; c < kPieces; ++c)
-          acc[p][c] = _mm512_fmadd_ps(a, _mm512_loadu_ps(v_row + c * kAvx512Lanes), acc[p][c]);
+          acc[p][c] = _mm512_fmadd_ps(a, load(c * kAvx512Lanes), acc[p][c]);
       }
     }
   }
@@ -183,26 +205,29 @@ void FoldTiles(float (*scores)[kTileKeys], int32_t n, const float* v, int64_t ro
   }
 }
 
-// Scores of each head in heads[0, num) against the first n keys of the transposed tile kt,
-// times scale, into scores[p].
-template <int kD>
-void ScoreTiles(const float* kt, int32_t n, float scale, AttentionHeadState* const* heads,
-                int32_t num, float (*scores)[kTileKeys]) {
+// Scores of each head in heads[0, num) against the first n keys of the transposed tile kt
+// (k_factors: their row factors) into scores[p]: DotRows<DotElementwise<Load>>'s
+// (factor * sum) * scale per key lane.
+template <typename Load, int kD>
+void ScoreTiles(const float* kt, const float* k_factors, int32_t n, float scale,
+                AttentionHeadState* const* heads, int32_t num, float (*scores)[kTileKeys]) {
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int32_t p = 0; p < num; ++p) {
-    for (int32_t half = 0; half * kAvx512Lanes < n; ++half) {
-      const __m512 dots = Scores16<kD>(heads[p]->q, kt + half * kAvx512Lanes);
-      _mm512_store_ps(scores[p] + half * kAvx512Lanes, _mm512_mul_ps(dots, vscale));
+    for (int32_t i = 0; i < n; i += kAvx512Lanes) {
+      __m512 dots = Scores16<kD>(heads[p]->q, kt + i);
+      if constexpr (kHasRowFactor<Load>) dots = _mm512_mul_ps(_mm512_load_ps(k_factors + i), dots);
+      _mm512_store_ps(scores[p] + i, _mm512_mul_ps(dots, vscale));
     }
   }
 }
 
-template <int kD>
-void AttendTileF32(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,
-                   AttentionQueryTile& tile) {
+template <typename Load, int kD>
+void AttendTile(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,
+                AttentionQueryTile& tile) {
   constexpr int32_t kMax = kHeadsPerFold<kD>;
-  const int64_t row_floats = kD;  // consecutive positions of one kv head in a block
+  const int64_t row_bytes = KvRowBytes(kv.dtype, kD);  // consecutive positions of a kv head
   alignas(64) float kt[kD * kTileKeys];
+  alignas(64) float k_factors[kTileKeys], v_factors[kTileKeys];
   alignas(64) float scores[kMax][kTileKeys];
   AttentionHeadState* group[kMax];
   const int32_t key_end = std::min(tile.key_end, tile.num_keys[tile.num_queries - 1]);
@@ -211,15 +236,19 @@ void AttendTileF32(const PagedKvView& kv, const AttentionQueries& queries, int32
     const int32_t row = t0 % kv.block_size;
     const int32_t n = std::min({kAttentionKeyTile, kv.block_size - row, key_end - t0});
     const int64_t offset = PagedKvRowOffset(kv, queries.block_table[block_index], kv_head, row);
-    const float* k = reinterpret_cast<const float*>(kv.k + offset);
-    const float* v = reinterpret_cast<const float*>(kv.v + offset);
-    TransposeKeys<kD>(k, row_floats, n, kt);
+    const uint8_t* k = kv.k + offset;
+    const uint8_t* v = kv.v + offset;
+    TransposeKeys<Load, kD>(k, row_bytes, n, kt);
+    if constexpr (kHasRowFactor<Load>) {
+      RowFactors<Load>(k, row_bytes, n, k_factors);
+      RowFactors<Load>(v, row_bytes, n, v_factors);
+    }
     // (query, head) pairs in order, in groups of up to kMax that see the same keys of
     // this tile (queries only differ in the tile holding their own position).
     int32_t num = 0, group_n = 0;
     auto flush = [&] {
-      ScoreTiles<kD>(kt, group_n, queries.scale, group, num, scores);
-      FoldTiles<kD>(scores, group_n, v, row_floats, group, num);
+      ScoreTiles<Load, kD>(kt, k_factors, group_n, queries.scale, group, num, scores);
+      FoldTiles<Load, kD>(scores, group_n, v, v_factors, row_bytes, group, num);
       num = 0;
     };
     for (int32_t i = 0; i < tile.num_queries; ++i) {
@@ -236,20 +265,32 @@ void AttendTileF32(const PagedKvView& kv, const AttentionQueries& queries, int32
   }
 }
 
+template <int kD>
+void AttendTileOfDType(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,
+                       AttentionQueryTile& tile) {
+  switch (kv.dtype) {
+    case KvDType::kF32:
+      return AttendTile<F32Load, kD>(kv, queries, kv_head, tile);
+    case KvDType::kBF16:
+      return AttendTile<Bf16Load, kD>(kv, queries, kv_head, tile);
+    case KvDType::kF16:
+      return AttendTile<F16Load, kD>(kv, queries, kv_head, tile);
+    case KvDType::kInt8:
+      return AttendTile<Int8Load, kD>(kv, queries, kv_head, tile);
+    case KvDType::kInt4:  // not taken (AttendQueryTileAvx512Takes)
+      break;
+  }
+}
+
 }  // namespace
 
-bool AttendQueryTileF32Avx512(const PagedKvView& kv, const AttentionQueries& queries,
-                              int32_t kv_head, AttentionQueryTile& tile) {
-  if (kv.dtype != KvDType::kF32) return false;
-  switch (kv.head_dim) {
-    case 64:
-      AttendTileF32<64>(kv, queries, kv_head, tile);
-      return true;
-    case 128:
-      AttendTileF32<128>(kv, queries, kv_head, tile);
-      return true;
-    default:
-      return false;
+void AttendQueryTileAvx512(const PagedKvView& kv, const AttentionQueries& queries,
+                           int32_t kv_head, AttentionQueryTile& tile) {
+  DCHECK(AttendQueryTileAvx512Takes(kv));
+  if (kv.head_dim == 64) {
+    AttendTileOfDType<64>(kv, queries, kv_head, tile);
+  } else {
+    AttendTileOfDType<128>(kv, queries, kv_head, tile);
   }
 }
 

@@ -295,6 +295,8 @@ void PrefillShapes(benchmark::internal::Benchmark* b) {
       for (int64_t context : {1024, 2048}) b->Args({dtype, context, 256, 12, 12, 64, tiled});
       b->Args({dtype, 2048, 256, 32, 8, 128, tiled});  // GQA 4, head_dim 128
     }
+    // Long contexts, tiled only (the per-query pattern would take seconds per iteration).
+    for (int64_t context : {4096, 16384}) b->Args({dtype, context, 256, 12, 12, 64, 1});
   }
 }
 BENCHMARK(BM_PagedPrefill)

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/attention_tile.h"
 #include "kernels/reference/reference.h"
 #include "kernels/thread_pool.h"
 
@@ -211,9 +212,10 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
 // computes it), for every format, SIMD level and GQA ratio (20: two head passes; 4 and
 // 20 take the int4 decoded-once path), chunk sizes 1..40 (several query tiles, the last
 // one partial) and starts on, before and after block and key-tile boundaries.
-// Head dims 64 and 128 (f32) take the AVX-512 transposed-K tile kernel for tiles of >= 4
-// (query, head) pairs; with ratio 1 a query alone takes the portable loop, so the two
-// are compared bit for bit.
+// Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 transposed-K tile
+// kernel for tiles of >= 4 (query, head) pairs; with ratio 1 or 2 a query alone takes
+// the portable loop (row ops), so the two are compared bit for bit, with GQA heads
+// folded together at ratio 2.
 TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
   std::mt19937 rng(14);
   constexpr int32_t kMaxChunk = 40;
@@ -221,15 +223,25 @@ TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
     int32_t start, block_size;
   } starts[] = {{0, 16}, {15, 16}, {33, 16}, {47, 48}, {64, 5}};
   for (int32_t head_dim : {40, 64, 128}) {
-  for (int32_t ratio : {1, 4, 20}) {
+  for (int32_t ratio : {1, 2, 4, 20}) {
     for (const auto& st : starts) {
       for (KvDType dtype : kAllKvDTypes) {
-        if (head_dim != 40 && dtype != KvDType::kF32) continue;  // the tile kernel is f32 only
-        const int32_t num_kv_heads = ratio == 1 ? 2 : 1;
+        const bool tile_kernel = head_dim != 40 && dtype != KvDType::kInt4;
+        // Dim 40 covers the portable loop in every format; 64 and 128 the tile kernel.
+        if (head_dim != 40 && !tile_kernel) continue;
+        if (ratio == 2 && !tile_kernel) continue;  // ratio 2 is for the tile kernel's GQA
+        const int32_t num_kv_heads = ratio <= 2 ? 2 : 1;
         const Shape shape{ratio * num_kv_heads, num_kv_heads, head_dim, st.block_size,
                           st.start, kMaxChunk};
         Scenario scenario(shape, rng, dtype);
+        ASSERT_EQ(AttendQueryTileAvx512Takes(scenario.kv()), tile_kernel) << KvDTypeName(dtype);
         for (SimdLevel level : SupportedSimdLevels()) {
+          // At 64 and 128 the levels past kAvx512 run the same attention code (KvRowOpsFor,
+          // VecOpsFor), and below it the quantized formats run the portable loop that dim
+          // 40 covers.
+          const bool same_code = level > SimdLevel::kAvx512;
+          const bool portable = dtype != KvDType::kF32 && level < SimdLevel::kAvx512;
+          if (head_dim != 40 && (same_code || portable)) continue;
           std::vector<float> alone(scenario.q.size(), NAN);
           const AttentionQueries all = scenario.queries(alone.data());
           for (int32_t j = 0; j < kMaxChunk; ++j)
@@ -277,14 +289,15 @@ constexpr int32_t kSplitContexts[] = {1, 511, 512, 513, 1025, 4097};
 
 // Flash-decoding (PagedDecodeAttention on pools of 1-3 threads) against the scalar
 // reference (kernels/reference: double scores, two-pass softmax over the cache's
-// decoded rows) on fresh random inputs, for every format, MHA and GQA (8 heads per kv
-// head; 20: two head passes), the decode query at the end of each context.
+// decoded rows) on fresh random inputs, for every format, MHA and GQA (4 and 8 heads per
+// kv head, which at head_dim 64 / 128 take the AVX-512 tile kernel; 20: two head passes),
+// the decode query at the end of each context.
 TEST(PagedAttentionTest, SplitDecodeMatchesReference) {
   std::mt19937 rng(21);
   ThreadPool pool(3);
   const struct {
     int32_t num_heads, num_kv_heads, head_dim, block_size;
-  } layouts[] = {{4, 4, 64, 16}, {16, 2, 64, 16}, {20, 1, 40, 48}};
+  } layouts[] = {{4, 4, 64, 16}, {16, 2, 64, 16}, {8, 2, 128, 16}, {20, 1, 40, 48}};
   for (const auto& l : layouts) {
     for (int32_t context : kSplitContexts) {
       for (KvDType dtype : kAllKvDTypes) {
@@ -313,14 +326,16 @@ void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& wan
 // 3 threads, with its partitions computed in reverse order, as PagedAttention computes
 // it unsplit, and as a prefill chunk computes the same position (PagedAttentionQueries
 // over queries that straddle the partition boundaries), for every format and SIMD
-// level. f32 with head_dim 64 also takes the AVX-512 transposed-K tile kernel.
+// level. Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 transposed-K
+// tile kernel for the prefill, against the portable loop for the decode in the MHA
+// (4/4) and GQA 2 (8/4) layouts.
 TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
   std::mt19937 rng(22);
   ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
   constexpr int32_t kChunk = 20;  // prefill queries ending at the decode's position
   const struct {
     int32_t num_heads, num_kv_heads, head_dim, block_size;
-  } layouts[] = {{4, 4, 64, 16}, {8, 2, 64, 16}, {20, 1, 40, 48}};
+  } layouts[] = {{4, 4, 64, 16}, {8, 2, 64, 16}, {8, 4, 128, 16}, {20, 1, 40, 48}};
   for (const auto& l : layouts) {
     for (int32_t context : {513, 1030, 4097}) {
       for (KvDType dtype : kAllKvDTypes) {

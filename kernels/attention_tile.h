@@ -1,5 +1,5 @@
 // Internal to kernels/attention*.cc: the running state of a tile of queries, shared by
-// the portable tile loop (attention.cc) and the AVX-512 f32 one (attention_avx512.cc).
+// the portable tile loop (attention.cc) and the AVX-512 one (attention_avx512.cc).
 #pragma once
 
 #include <cstdint>
@@ -34,12 +34,22 @@ struct AttentionQueryTile {
   int32_t key_end = kAttentionPartitionTokens;
 };
 
-// AVX-512, f32 K/V: the tile's key range for every query of `tile`, bit for bit what the portable
-// loop computes with the AVX-512 row ops (the same dot chains and reduction tree, the
-// same fold and axpy), but each key tile's K rows are transposed once so that a query's
-// scores for 16 keys come from one vector FMA chain instead of 16 horizontal sums.
-// False (nothing done) where it does not apply: another dtype, or head_dim not 64/128.
-bool AttendQueryTileF32Avx512(const PagedKvView& kv, const AttentionQueries& queries,
-                              int32_t kv_head, AttentionQueryTile& tile);
+// Whether AttendQueryTileAvx512 takes kv's rows: f32, bf16, f16 or int8, head_dim 64 or
+// 128. int4 stays on the portable loop: its rows decode as scale * code + min per group
+// (DotInt4), not as exactly widened codes times one row factor, and with several heads
+// the portable loop runs its decoded-once path (VecOps dot / axpy over decoded rows);
+// that the transposed chains would reproduce both is plausible but not proven or tested.
+inline bool AttendQueryTileAvx512Takes(const PagedKvView& kv) {
+  return kv.dtype != KvDType::kInt4 && (kv.head_dim == 64 || kv.head_dim == 128);
+}
+
+// AVX-512: the tile's key range for every query of `tile`, bit for bit what the portable
+// loop computes with the AVX-512 row ops (the same widened values, dot chains and
+// reduction tree, the row factor applied where the row ops apply it, the same fold and
+// axpy), but each key tile's K rows are widened to f32 and transposed once so that a
+// query's scores for 16 keys come from one vector FMA chain instead of 16 horizontal
+// sums. Only for kv that AttendQueryTileAvx512Takes.
+void AttendQueryTileAvx512(const PagedKvView& kv, const AttentionQueries& queries,
+                           int32_t kv_head, AttentionQueryTile& tile);
 
 }  // namespace surge

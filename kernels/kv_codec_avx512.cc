@@ -20,54 +20,12 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
 #include "kernels/kv_rows-inl.h"
 #include "kernels/x86_avx512-inl.h"
+#include "kernels/kv_loads_avx512-inl.h"
 
 namespace surge {
 namespace {
 
-constexpr __mmask16 kAllLanes = 0xffff;
 constexpr float kF16Max = 65504.0f;
-
-// Loaders: 16 stored values from element i on as f32; lanes off in `mask` are 0 and
-// their bytes are not read. `factor` multiplies every value (int8's row scale), applied
-// once per dot product / axpy instead of once per element.
-struct Bf16Load {
-  const uint8_t* codes;
-  float factor = 1.0f;
-  explicit Bf16Load(const uint8_t* row) : codes(row) {}
-  __m512 operator()(int32_t i, __mmask16 mask) const {
-    const __m256i h = _mm256_maskz_loadu_epi16(mask, codes + 2 * i);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  }
-};
-
-struct F16Load {
-  const uint8_t* codes;
-  float factor = 1.0f;
-  explicit F16Load(const uint8_t* row) : codes(row) {}
-  __m512 operator()(int32_t i, __mmask16 mask) const {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, codes + 2 * i));
-  }
-};
-
-struct Int8Load {
-  const uint8_t* codes;
-  float factor;
-  explicit Int8Load(const uint8_t* row) : codes(row + 4) { std::memcpy(&factor, row, 4); }
-  __m512 operator()(int32_t i, __mmask16 mask) const {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, codes + i)));
-  }
-};
-
-// f32 rows for the batched ops: DotElementwise / AxpyElementwise with it are Avx512VecOps'
-// dot / axpy step for step (same accumulators, the same masked tail, factor 1 exact).
-struct F32Load {
-  const float* values;
-  float factor = 1.0f;
-  explicit F32Load(const uint8_t* row) : values(reinterpret_cast<const float*>(row)) {}
-  __m512 operator()(int32_t i, __mmask16 mask) const {
-    return _mm512_maskz_loadu_ps(mask, values + i);
-  }
-};
 
 template <typename Load>
 float DotElementwise(const float* q, const uint8_t* row, int32_t n) {
@@ -75,11 +33,11 @@ float DotElementwise(const float* q, const uint8_t* row, int32_t n) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int32_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i, kAllLanes), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), load(i + 16, kAllLanes), acc1);
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), load(i + 16), acc1);
   }
   for (; i + 16 <= n; i += 16)
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i, kAllLanes), acc0);
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(i), acc0);
   if (i < n) {
     const __mmask16 mask = Avx512TailMask(n - i);
     acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, q + i), load(i, mask), acc1);
@@ -93,7 +51,7 @@ void AxpyElementwise(float a, const uint8_t* row, float* y, int32_t n) {
   const __m512 va = _mm512_set1_ps(a * load.factor);
   int32_t i = 0;
   for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, load(i, kAllLanes), _mm512_loadu_ps(y + i)));
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, load(i), _mm512_loadu_ps(y + i)));
   if (i < n) {
     const __mmask16 mask = Avx512TailMask(n - i);
     _mm512_mask_storeu_ps(y + i, mask,
