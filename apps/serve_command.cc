@@ -89,7 +89,8 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
   parser.AddInt("max-prefill-tokens-with-decodes", &f.max_prefill_tokens_with_decodes,
                 "while sequences decode, prompt tokens one step may take, so a long prompt prefills in slices "
-                "and the others' inter-token latency stays near one such step; 0: the whole token budget "
+                "and the others' inter-token latency stays near one such step (a token at position p counts "
+                "1 + p / C, C the context where its attention costs what its linear layers do); 0: the whole token budget "
                 "(default 256: a 1.6K-token prompt arriving among decodes stalled them 2.4 s with the whole "
                 "budget, 0.40 s in slices of 256, on the 110M model here; docs/BENCH.md)");
   parser.AddInt("max-waiting", &f.max_waiting, "queued requests before 429 (default 1024)");

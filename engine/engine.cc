@@ -12,6 +12,7 @@
 
 #include "base/logging.h"
 #include "engine/request_limits.h"
+#include "model/model_dims.h"
 
 namespace surge {
 namespace {
@@ -94,7 +95,8 @@ Engine::Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOpt
                              options.clock, /*record_events=*/options.enable_prefix_caching}),
       scheduler_({.max_num_seqs = options.max_num_seqs,
                   .max_num_batched_tokens = options.max_num_batched_tokens,
-                  .max_prefill_tokens_with_decodes = options.max_prefill_tokens_with_decodes},
+                  .max_prefill_tokens_with_decodes = options.max_prefill_tokens_with_decodes,
+                  .prefill_attention_crossover = AttentionCostCrossover(model.config())},
                  kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),

@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -56,14 +57,15 @@ const SchedulerOutput& Scheduler::Schedule() {
   candidates_.assign(running_.begin(), running_.end());
   ScheduleRunning(/*decodes=*/true);
   const bool decoding = !output_.chunks.empty();
-  budget_prefill_tokens_ = decoding && options_.max_prefill_tokens_with_decodes > 0
-                               ? options_.max_prefill_tokens_with_decodes
-                               : std::numeric_limits<int32_t>::max();
+  budget_prefill_ = decoding && options_.max_prefill_tokens_with_decodes > 0
+                        ? options_.max_prefill_tokens_with_decodes
+                        : std::numeric_limits<double>::infinity();
+  prefill_budget_spent_ = false;
   const bool prefilling = std::any_of(candidates_.begin(), candidates_.end(), [](const Sequence* seq) {
     return seq->status == SequenceStatus::kRunning && seq->num_pending_tokens() > 1;
   });
   if (prefilling && output_.num_preempted == 0) {
-    ScheduleWaiting(std::min(budget_tokens_, budget_prefill_tokens_) / 2, /*whole_prompts=*/true);
+    ScheduleWaiting(static_cast<int32_t>(std::min<double>(budget_tokens_, budget_prefill_) / 2), /*whole_prompts=*/true);
   }
   ScheduleRunning(/*decodes=*/false);
   if (output_.num_preempted == 0) ScheduleWaiting(std::numeric_limits<int32_t>::max(), /*whole_prompts=*/false);
@@ -147,7 +149,10 @@ void Scheduler::Preempt(Sequence& seq) {
 void Scheduler::AddChunk(Sequence& seq, int32_t num_tokens, bool prefill) {
   output_.chunks.push_back({&seq, seq.num_computed_tokens, num_tokens, false});
   budget_tokens_ -= num_tokens;
-  if (prefill) budget_prefill_tokens_ -= num_tokens;
+  if (prefill) {
+    budget_prefill_ -= PrefillCost(seq.num_computed_tokens, num_tokens);
+    prefill_budget_spent_ = true;
+  }
   if (seq.output == SequenceOutput::kPromptLogits) budget_prompt_logits_tokens_ -= num_tokens;
 }
 
@@ -183,8 +188,24 @@ void Scheduler::Update(const SchedulerOutput& plan, std::span<const ChunkResult>
   }
 }
 
+double Scheduler::PrefillCost(int32_t start, int32_t num_tokens) const {
+  const double n = num_tokens;
+  if (options_.prefill_attention_crossover <= 0) return n;
+  return n + (n * start + n * (n - 1) / 2) / static_cast<double>(options_.prefill_attention_crossover);
+}
+
+int32_t Scheduler::TokensWithinPrefillBudget(int32_t start, int32_t num_tokens) const {
+  if (std::isinf(budget_prefill_) || PrefillCost(start, num_tokens) <= budget_prefill_) return num_tokens;
+  int32_t low = 0, high = num_tokens;  // PrefillCost(start, low) fits, high does not
+  while (high - low > 1) {
+    const int32_t mid = low + (high - low) / 2;
+    (PrefillCost(start, mid) <= budget_prefill_ ? low : high) = mid;
+  }
+  return low == 0 && !prefill_budget_spent_ ? std::min(num_tokens, 1) : low;
+}
+
 int32_t Scheduler::FitChunk(const Sequence& seq, int32_t num_tokens, bool prefill) const {
-  if (prefill) num_tokens = std::min(num_tokens, budget_prefill_tokens_);
+  if (prefill) num_tokens = TokensWithinPrefillBudget(seq.num_computed_tokens, num_tokens);
   if (seq.output != SequenceOutput::kPromptLogits) return num_tokens;
   return std::min(num_tokens, budget_prompt_logits_tokens_);
 }

@@ -28,6 +28,11 @@ struct SchedulerOptions {
   // sequences' inter-token latency stays near the time of such a step. 0: prefill chunks
   // take whatever the token budget leaves.
   int32_t max_prefill_tokens_with_decodes = 0;
+  // > 0 (the engine sets it from the model: AttentionCostCrossover): that slice counts a
+  // prompt token at position p as 1 + p / this many tokens -- its attention over the p
+  // keys before it -- so a slice deep into a long prompt costs the decoding sequences no
+  // more than one at its start. 0: every token counts 1.
+  int64_t prefill_attention_crossover = 0;
 };
 
 // Tokens [start_position, start_position + num_tokens) of one sequence run this step.
@@ -126,7 +131,14 @@ class Scheduler {
   // num_tokens, cut to the prompt-logits budget for a kPromptLogits sequence and, for a
   // prefill chunk, to the step's prefill budget.
   int32_t FitChunk(const Sequence& seq, int32_t num_tokens, bool prefill) const;
-  int32_t budget_prefill_tokens_ = 0;  // of max_prefill_tokens_with_decodes, left in the step
+  // What `num_tokens` prompt tokens from position `start` count against the prefill
+  // budget (prefill_attention_crossover).
+  double PrefillCost(int32_t start, int32_t num_tokens) const;
+  // The most of `num_tokens` from `start` that the prefill budget left allows; at least one
+  // while nothing of it is spent, so that any prompt progresses.
+  int32_t TokensWithinPrefillBudget(int32_t start, int32_t num_tokens) const;
+  double budget_prefill_ = 0;  // of max_prefill_tokens_with_decodes, left in the step
+  bool prefill_budget_spent_ = false;
   SchedulerOutput output_;
   std::vector<Sequence*> candidates_;  // running_ at the start of the step, reused
 };

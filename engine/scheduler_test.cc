@@ -62,6 +62,31 @@ TEST(SchedulerTest, PrefillIsSlicedOnlyWhileOthersDecode) {
   EXPECT_EQ(alone.chunks[0].num_tokens, 40 - 15);  // the rest in one pass
 }
 
+// With prefill_attention_crossover C, a slice among decodes counts a token at position p
+// as 1 + p / C: slices shrink as the prompt's context grows (never below one token), so
+// each costs the decoder about what the first did.
+TEST(SchedulerTest, PrefillSlicesShrinkWithTheirContext) {
+  SchedulerOptions options = Options(8, 64);
+  options.max_prefill_tokens_with_decodes = 8;
+  options.prefill_attention_crossover = 8;
+  Harness h(4, 400, options);
+  Sequence* a = h.Add(3, 200);
+  h.Step();
+  h.Add(60, 2, 1, 0, /*first_token=*/100);
+  std::vector<int32_t> slices;
+  for (int step = 0; step < 12; ++step) {
+    const SchedulerOutput& out = h.Step();
+    ASSERT_EQ(out.chunks.front().seq, a);
+    if (out.chunks.size() == 2) slices.push_back(out.chunks[1].num_tokens);
+  }
+  // From position 0: n + n(n-1)/16 <= 8 gives 6; from 6: n + (6n + n(n-1)/2)/8 <= 8 gives
+  // 4; then 3 (from 10), 2 (13, 15, ..., while 2 + (2p + 1)/8 <= 8), and 1 from p = 24 on.
+  ASSERT_GE(slices.size(), 8u);
+  EXPECT_EQ(std::vector<int32_t>(slices.begin(), slices.begin() + 3), (std::vector<int32_t>{6, 4, 3}));
+  EXPECT_TRUE(std::is_sorted(slices.rbegin(), slices.rend())) << "slices never grow with the context";
+  EXPECT_GE(slices.back(), 1);
+}
+
 // A short prompt that arrives while a long one prefills is admitted at once, within half
 // of the step's budget (the long one keeps the rest), instead of waiting for the long
 // prefill to end; a long newcomer still waits its turn.

@@ -37,6 +37,22 @@ inline int64_t MaxIntermediateSize(const ModelConfig& c) {
   return inter;
 }
 
+// The context length at which one token's attention (QK and PV over that many keys) costs
+// about what its linear layers do: 2 FLOPs per weight of a layer's projections and (active)
+// MLP, against 4 per key per head dimension -- MLA counted in its absorbed form. An
+// estimate for the scheduler's prefill slices (SchedulerOptions), not an exact count.
+inline int64_t AttentionCostCrossover(const ModelConfig& c) {
+  const int64_t hidden = c.hidden_size;
+  int64_t mlp = 3 * hidden * c.intermediate_size;
+  if (c.moe) {
+    mlp = 3 * hidden * c.moe->moe_intermediate_size * (c.moe->num_experts_per_tok + c.moe->n_shared_experts);
+  }
+  const int64_t linear = hidden * QkvSize(c) + AttentionOutputSize(c) * hidden + mlp;
+  const int64_t per_key = c.mla ? c.num_heads * (2 * c.mla->kv_lora_rank + c.mla->qk_rope_head_dim)
+                                : 2 * c.num_heads * c.head_dim;
+  return std::max<int64_t>(1, 2 * linear / (2 * per_key));
+}
+
 // head_dim, or qk_rope_head_dim under MLA.
 inline int64_t RopeDim(const ModelConfig& c) { return c.mla ? c.mla->qk_rope_head_dim : c.head_dim; }
 
