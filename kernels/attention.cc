@@ -121,13 +121,12 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
   }
 }
 
-// Folds the tile's key range into its states. The AVX-512 tile kernel gives the same
-// bits (attention_tile.h), so which one runs may depend on the tile's size: transposing
-// K pays only for several (query, head) pairs.
+// Folds the tile's key range into its states. At AVX-512 the formats the flash tile
+// kernel takes always take it, whatever the tile's size, so that a query computes the
+// same bits alone and in a chunk; the rest run the portable loop.
 void FoldTileKeys(SimdLevel level, const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
                   const AttentionQueries& queries, int32_t kv_head, QueryTile& tile) {
-  const bool wide_tile = tile.num_queries * tile.num_heads >= 4;
-  if (level >= SimdLevel::kAvx512 && wide_tile && AttendQueryTileAvx512Takes(kv)) {
+  if (level >= SimdLevel::kAvx512 && AttendQueryTileAvx512Takes(kv)) {
     AttendQueryTileAvx512(kv, queries, kv_head, tile);
   } else {
     AttendQueryTile(ops, rows, kv, queries, kv_head, tile);

@@ -59,27 +59,31 @@ inline int32_t NumAttentionPartitions(int32_t num_keys) {
 // Computes out for query `query` and the query heads that share kv head `kv_head`
 // (heads [kv_head * G, (kv_head + 1) * G), G = num_heads / num_kv_heads), so that each
 // K/V row is read once per group. Per key partition, one online-softmax pass over its
-// keys in tiles that end at block and partition boundaries, from a fresh state; the
+// keys in tiles (AVX-512 for f32/bf16/f16/int8 rows of a multiple of 16 values: the
+// flash tile kernel's aligned 32-key tiles; otherwise tiles that also end at block
+// boundaries), from a fresh state; the
 // partitions' states (max, sum of exp, unnormalized output) are then merged in order
 // 0, 1, 2, ... (a context of one partition -- up to kAttentionPartitionTokens keys --
 // is that single pass, as before the split existed; a longer one rounds differently
 // from that old single pass by the merges, never more). No allocation past a per-thread
-// scratch that only grows. The result depends on the keys, the query and block_size
-// only -- not on which blocks hold the keys, on the other queries, or on threads -- so
-// it is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may
+// scratch that only grows. The result depends on the keys, the query and (on the
+// portable loop) block_size only -- not on which blocks hold the keys, on the other
+// queries, or on threads -- so it is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may
 // run on different threads. Quantized rows are dequantized in registers (KvRowOps), the
 // same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
 
 // Queries per pass over the keys in PagedAttentionQueries; longer ranges take several.
-constexpr int32_t kMaxPagedAttentionQueryTile = 16;
+constexpr int32_t kMaxPagedAttentionQueryTile = 64;
 
 // PagedAttention for queries [query_begin, query_end) of `queries` (a prefill chunk),
 // bit for bit what PagedAttention computes for each query alone: each query folds
 // exactly its own keys through the same operations in the same order. Faster because a
-// tile of up to kMaxPagedAttentionQueryTile queries takes each block's K/V rows while
-// they are in L1 (and int4 rows decoded once for the whole tile).
+// tile of up to kMaxPagedAttentionQueryTile queries takes each key tile's K/V rows while
+// they are in L1 (widened and transposed, or int4 rows decoded, once for the whole tile);
+// 64 queries per pass read a long context's K/V a quarter as often as 16 did (at 16K keys
+// f32 prefill attention ran 2.5x faster, docs/PERF.md).
 void PagedAttentionQueries(const PagedKvView& kv, const AttentionQueries& queries,
                            int32_t query_begin, int32_t query_end, int32_t kv_head);
 void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,

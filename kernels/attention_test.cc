@@ -118,12 +118,13 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, c
 
 // Every path against textbook attention over the values the cache holds; the kernels
 // differ from it only in rounding, whatever the format.
-void CheckShape(const Shape& shape, std::mt19937& rng, KvDType dtype = KvDType::kF32) {
+void CheckShape(const Shape& shape, std::mt19937& rng, KvDType dtype = KvDType::kF32,
+                double tolerance = 2e-5) {
   Scenario scenario(shape, rng, dtype);
   const std::vector<float> naive = scenario.Naive();
   std::vector<float> ref(naive.size(), NAN);
   reference::PagedAttention(scenario.kv(), scenario.queries(ref.data()));
-  ExpectNear(ref, naive, "reference", shape, dtype);
+  ExpectNear(ref, naive, "reference", shape, dtype, tolerance);
   for (SimdLevel level : SupportedSimdLevels()) {
     std::vector<float> out(naive.size(), NAN);
     AttentionQueries queries = scenario.queries(out.data());
@@ -132,7 +133,7 @@ void CheckShape(const Shape& shape, std::mt19937& rng, KvDType dtype = KvDType::
         PagedAttentionWithLevel(level, scenario.kv(), queries, j, g);
       }
     }
-    ExpectNear(out, naive, SimdLevelName(level), shape, dtype);
+    ExpectNear(out, naive, SimdLevelName(level), shape, dtype, tolerance);
   }
 }
 
@@ -212,10 +213,10 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
 // computes it), for every format, SIMD level and GQA ratio (20: two head passes; 4 and
 // 20 take the int4 decoded-once path), chunk sizes 1..40 (several query tiles, the last
 // one partial) and starts on, before and after block and key-tile boundaries.
-// Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 transposed-K tile
-// kernel for tiles of >= 4 (query, head) pairs; with ratio 1 or 2 a query alone takes
-// the portable loop (row ops), so the two are compared bit for bit, with GQA heads
-// folded together at ratio 2.
+// Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 flash tile kernel,
+// alone as much as in a chunk (dim 40 covers the portable loop), so at AVX-512 this checks
+// that the kernel's result for a (query, head) pair does not depend on the other pairs
+// of its register blocks and tiles, with GQA heads blocked together at ratio 2 and up.
 TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
   std::mt19937 rng(14);
   constexpr int32_t kMaxChunk = 40;
@@ -326,9 +327,8 @@ void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& wan
 // 3 threads, with its partitions computed in reverse order, as PagedAttention computes
 // it unsplit, and as a prefill chunk computes the same position (PagedAttentionQueries
 // over queries that straddle the partition boundaries), for every format and SIMD
-// level. Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 transposed-K
-// tile kernel for the prefill, against the portable loop for the decode in the MHA
-// (4/4) and GQA 2 (8/4) layouts.
+// level. Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 flash tile
+// kernel for the prefill and for the decode; dim 40 and int4 the portable loop.
 TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
   std::mt19937 rng(22);
   ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
@@ -377,6 +377,42 @@ TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
           ExpectSameBits({reversed.begin() + last * row, reversed.end()}, want, "reversed", dtype,
                          level, context);
         }
+      }
+    }
+  }
+}
+
+// The AVX-512 flash tile kernel takes every head dim that is a multiple of 16 up to
+// kAttentionTileMaxHeadDim (MLA's 576-wide latent rows included): against textbook
+// attention on fresh inputs, at dims that exercise its one-piece value passes (16, 48,
+// 80) and its longest rows; and its key tiles are aligned positions, not blocks, so the
+// same K/V in blocks of 1, 5, 16 or 48 tokens give the same bits.
+TEST(PagedAttentionTest, FlashTileKernelHeadDimsAndBlockSizes) {
+  std::mt19937 rng(23);
+  for (int32_t head_dim : {16, 48, 80, 576}) {
+    for (KvDType dtype : kAllKvDTypes) {
+      if (dtype == KvDType::kInt4) continue;
+      // Rows of 576 products round more: every path, the portable one too, lands a few
+      // 1e-5 from the double result (scores ~ N(0, 16) here, so weights amplify them).
+      const int32_t num_heads = head_dim == 576 ? 16 : 4;
+      CheckShape(Shape{num_heads, head_dim == 576 ? 1 : 2, head_dim, 16, 45, 30}, rng, dtype,
+                 head_dim == 576 ? 6e-5 : 2e-5);
+    }
+  }
+  for (int32_t head_dim : {64, 128}) {
+    for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
+      std::vector<float> first;
+      for (int32_t block_size : {16, 1, 5, 48}) {
+        std::mt19937 same(100 + head_dim);  // the same K, V and q for every block size
+        Scenario scenario(Shape{8, 2, head_dim, block_size, 600, 40}, same, dtype);
+        ASSERT_TRUE(AttendQueryTileAvx512Takes(scenario.kv()));
+        if (DetectedSimdLevel() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+        std::vector<float> out(scenario.q.size(), NAN);
+        const AttentionQueries queries = scenario.queries(out.data());
+        for (int32_t g = 0; g < 2; ++g)
+          PagedAttentionQueriesWithLevel(SimdLevel::kAvx512, scenario.kv(), queries, 0, 40, g);
+        if (first.empty()) first = out;
+        ExpectSameBits(out, first, "block size", dtype, SimdLevel::kAvx512, block_size);
       }
     }
   }

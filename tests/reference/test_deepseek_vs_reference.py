@@ -47,6 +47,9 @@ CONFIGS = [
                               n_shared_experts=None, moe_layer_freq=2, first_k_dense_replace=0,
                               norm_topk_prob=True, routed_scaling_factor=16.0,
                               num_experts_per_tok=3), "F32", False, []),
+    # Latent rows of 40 + 8 = 48 values, a multiple of 16: the absorbed attention takes the
+    # AVX-512 flash tile kernel (the presets' 40 take the portable loop).
+    ("v3_latent_48", dict(V3, kv_lora_rank=40), "F32", False, []),
     ("v3_no_yarn_moe_freq", dict(V3, rope_scaling=None, moe_layer_freq=2, num_hidden_layers=4,
                                  routed_scaling_factor=1.5), "F32", False, []),
 ]
