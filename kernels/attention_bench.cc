@@ -45,6 +45,9 @@ void BM_Limits(benchmark::State& state) {
   MachineLimits l;
   for (auto _ : state) l = Limits(Pool());
   state.counters["read_GB/s"] = l.read_gb_per_s;
+  state.counters["f32_fma_GFLOP/s"] = l.f32_fma_gflops;
+  state.counters["bf16_dot_GFLOP/s"] = l.bf16_dot_gflops;
+  state.counters["amx_bf16_GFLOP/s"] = l.amx_bf16_gflops;
   state.counters["threads"] = Pool().num_threads();
 }
 BENCHMARK(BM_Limits)->Iterations(1)->Unit(benchmark::kMillisecond);
@@ -285,6 +288,11 @@ void BM_PagedPrefill(benchmark::State& state) {
       benchmark::Counter(pairs * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] = benchmark::Counter(
       pairs * num_heads * head_dim * 4e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  // Of the f32 FMA peak of all pool threads that BM_Limits measures in this binary (the
+  // kernel's products are f32 FMAs).
+  state.counters["%f32_peak"] = benchmark::Counter(
+      pairs * num_heads * head_dim * 4e-7 * state.iterations() / Limits(Pool()).f32_fma_gflops,
+      benchmark::Counter::kIsRate);
   state.SetLabel(std::string(KvDTypeName(dtype)) + "/" + SimdLevelName(ActiveSimdLevel()) +
                  (tiled ? "/tiled" : "/per-query"));
 }

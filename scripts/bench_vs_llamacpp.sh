@@ -16,10 +16,13 @@
 #   Both sides decode 128 tokens per run (generate_bench's BM_GreedyDecode/128).
 # surge loads F16 as bf16 (SURGE_BENCH_DTYPE=bf16: the same 2 bytes per weight; the default
 # f32 would stream twice llama.cpp's bytes) and Q8_0 as int8 per row (its default).
-# Env: BUILD_DIR (default build), NODE (default node). Prints the raw lines, then a
-# Markdown table with the load average before and after.
+# Env: BUILD_DIR (default build), NODE (default node), PP (prompt tokens, default 512; 4096
+# and 16384 time a long prompt's prefill -- TTFT -- on a model made with
+# --max-position-embeddings 32768: surge runs it in its engine's 2,048-token steps, llama.cpp
+# in one batch), TG (decode tokens, default 128; 0 skips decode on both sides). Prints the
+# raw lines, then a Markdown table with the load average before and after.
 set -eu
-prefix=$1 types=${2:-f16 q8_0 q4_0} threads_list=${3:-2} rounds=${4:-2} tg=128
+prefix=$1 types=${2:-f16 q8_0 q4_0} threads_list=${3:-2} rounds=${4:-2} pp=${PP:-512} tg=${TG:-128}
 build=${BUILD_DIR:-build} node=${NODE:-node}
 here=$(dirname "$0")
 results=$(mktemp)
@@ -27,20 +30,20 @@ trap 'rm -f "$results"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 llamacpp() {  # FILE THREADS -> "PP TG" (tokens/s)
-  "$node" "$here/bench_llamacpp.mjs" "$1" --threads "$2" --pp 512 --tg "$tg" --reps 1 |
+  "$node" "$here/bench_llamacpp.mjs" "$1" --threads "$2" --pp "$pp" --tg "$tg" --reps 1 |
     /usr/bin/python3 -c 'import json, sys; r = json.loads(sys.stdin.read())
-print(max(r["pp_tok_s"]), max(r["tg_tok_s"]))'
+print(max(r["pp_tok_s"]), max(r["tg_tok_s"] or [0]))'
 }
 
 surge() {  # FILE THREADS -> "PP TG" (tokens/s)
   local dtype=f32
   [[ $1 == *.f16.gguf ]] && dtype=bf16
   SURGE_BENCH_MODEL=$1 SURGE_BENCH_DTYPE=$dtype SURGE_BENCH_THREADS=$2 \
-    "$build/generate_bench" --benchmark_filter="BM_GreedyDecode/$tg/|BM_Prefill/512/" \
+    "$build/generate_bench" --benchmark_filter="BM_GreedyDecode/$tg/|BM_Prefill/$pp/" \
     --benchmark_format=json 2>/dev/null |
     /usr/bin/python3 -c 'import json, sys; r = {b["name"].split("/")[0]: b["tokens_per_s"]
     for b in json.load(sys.stdin)["benchmarks"]}
-print(r["BM_Prefill"], r["BM_GreedyDecode"])'
+print(r["BM_Prefill"], r.get("BM_GreedyDecode", 0))'
 }
 
 for round in $(seq "$rounds"); do
@@ -54,7 +57,7 @@ for round in $(seq "$rounds"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-/usr/bin/python3 - "$results" "$load_before" "$load_after" "$tg" <<'EOF'
+/usr/bin/python3 - "$results" "$load_before" "$load_after" "$tg" "$pp" <<'EOF'
 import collections, sys
 best = collections.defaultdict(lambda: [0.0, 0.0])
 for line in open(sys.argv[1]):
@@ -63,13 +66,17 @@ for line in open(sys.argv[1]):
     b[0], b[1] = max(b[0], float(pp)), max(b[1], float(tg))
 print(f"\nload average (1/5/15 min) before: {sys.argv[2]}, after: {sys.argv[3]}")
 print(f"best of the rounds; decode = {sys.argv[4]} greedy tokens after a 16-token prompt\n")
-print("| file | threads | llama.cpp pp512 tok/s | surge pp512 tok/s | surge/llama.cpp "
+pp = sys.argv[5]
+print(f"| file | threads | llama.cpp pp{pp} tok/s | surge pp{pp} tok/s | surge/llama.cpp "
+      f"| TTFT llama.cpp / surge s "
       "| llama.cpp decode tok/s | surge decode tok/s | surge/llama.cpp |")
-print("|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|")
 for (side, t, th), (pp, tg) in sorted(best.items()):
     if side != "llamacpp":
         continue
     spp, stg = best[("surge", t, th)]
-    print(f"| {t.upper()} | {th} | {pp:.0f} | {spp:.0f} | {spp / pp:.2f}x | {tg:.1f} | "
-          f"{stg:.1f} | {stg / tg:.2f}x |")
+    decode_ratio = f"{stg / tg:.2f}x" if tg else "-"
+    print(f"| {t.upper()} | {th} | {pp:.0f} | {spp:.0f} | {spp / pp:.2f}x | "
+          f"{int(sys.argv[5]) / pp:.2f} / {int(sys.argv[5]) / spp:.2f} | {tg:.1f} | "
+          f"{stg:.1f} | {decode_ratio} |")
 EOF
