@@ -103,15 +103,20 @@ const Tokenizer& BenchTokenizer() {
   return *tokenizer;
 }
 
-// No prefix cache (every run computes its whole prompt), KV for one 512-token prompt plus
-// its outputs.
+// No prefix cache (every run computes its whole prompt), KV for the longest prompt plus
+// its outputs, in SURGE_BENCH_KV_DTYPE (default f32, surge serve's auto; f16 is
+// llama.cpp's default cache).
 EngineOptions BenchEngineOptions(const Model& model) {
   EngineOptions options;
   options.enable_prefix_caching = false;
+  auto kv_dtype = ParseKvDType(Env("SURGE_BENCH_KV_DTYPE", "f32"));
+  CHECK(kv_dtype.ok()) << "SURGE_BENCH_KV_DTYPE: " << kv_dtype.status().ToString();
+  options.kv_dtype = *kv_dtype;
   // Room for BM_Prefill's longest prompt where the model takes it (16,384 tokens + 1).
   const int64_t max_tokens = std::min<int64_t>(model.config().max_position_embeddings, 16400);
   const int64_t num_blocks = std::max<int64_t>(64, (max_tokens + options.block_size - 1) / options.block_size);
-  options.kv_cache_bytes = num_blocks * static_cast<int64_t>(model.kv_layout(options.block_size).bytes_per_block());
+  options.kv_cache_bytes =
+      num_blocks * static_cast<int64_t>(model.kv_layout(options.block_size, options.kv_dtype).bytes_per_block());
   return options;
 }
 
