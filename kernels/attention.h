@@ -75,15 +75,15 @@ void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int3
                     int32_t kv_head);
 
 // Queries per pass over the keys in PagedAttentionQueries; longer ranges take several.
-constexpr int32_t kMaxPagedAttentionQueryTile = 64;
+constexpr int32_t kMaxPagedAttentionQueryTile = 128;
 
 // PagedAttention for queries [query_begin, query_end) of `queries` (a prefill chunk),
 // bit for bit what PagedAttention computes for each query alone: each query folds
 // exactly its own keys through the same operations in the same order. Faster because a
 // tile of up to kMaxPagedAttentionQueryTile queries takes each key tile's K/V rows while
 // they are in L1 (widened and transposed, or int4 rows decoded, once for the whole tile);
-// 64 queries per pass read a long context's K/V a quarter as often as 16 did (at 16K keys
-// f32 prefill attention ran 2.5x faster, docs/PERF.md).
+// 128 queries per pass read a long context's K/V an eighth as often as 16 did (at 16K
+// keys f32 prefill attention: 2.5x faster at 64, another 1.2x at 128; docs/PERF.md).
 void PagedAttentionQueries(const PagedKvView& kv, const AttentionQueries& queries,
                            int32_t query_begin, int32_t query_end, int32_t kv_head);
 void PagedAttentionQueriesWithLevel(SimdLevel level, const PagedKvView& kv,

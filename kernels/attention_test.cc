@@ -211,8 +211,9 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
 // The batch invariance contract for prefill: a query's output from PagedAttentionQueries
 // over any range of a chunk is bit for bit its output alone (PagedAttention, as decode
 // computes it), for every format, SIMD level and GQA ratio (20: two head passes; 4 and
-// 20 take the int4 decoded-once path), chunk sizes 1..40 (several query tiles, the last
-// one partial) and starts on, before and after block and key-tile boundaries.
+// 20 take the int4 decoded-once path), chunk sizes 1..40, in one range and (some sizes)
+// two, and starts on, before and after block and key-tile boundaries (a chunk past one
+// 128-query tile: FlashTileKernelHeadDimsAndBlockSizes).
 // Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 flash tile kernel,
 // alone as much as in a chunk (dim 40 covers the portable loop), so at AVX-512 this checks
 // that the kernel's result for a (query, head) pair does not depend on the other pairs
@@ -385,8 +386,9 @@ TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
 // The AVX-512 flash tile kernel takes every head dim that is a multiple of 16 up to
 // kAttentionTileMaxHeadDim (MLA's 576-wide latent rows included): against textbook
 // attention on fresh inputs, at dims that exercise its one-piece value passes (16, 48,
-// 80) and its longest rows; and its key tiles are aligned positions, not blocks, so the
-// same K/V in blocks of 1, 5, 16 or 48 tokens give the same bits.
+// 80) and its longest rows; its key tiles are aligned positions, not blocks, so the
+// same K/V in blocks of 1, 5, 16 or 48 tokens give the same bits; and a chunk longer
+// than one query tile (kMaxPagedAttentionQueryTile) gives each query its bits alone.
 TEST(PagedAttentionTest, FlashTileKernelHeadDimsAndBlockSizes) {
   std::mt19937 rng(23);
   for (int32_t head_dim : {16, 48, 80, 576}) {
@@ -402,16 +404,25 @@ TEST(PagedAttentionTest, FlashTileKernelHeadDimsAndBlockSizes) {
   for (int32_t head_dim : {64, 128}) {
     for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
       std::vector<float> first;
+      constexpr int32_t kChunk = kMaxPagedAttentionQueryTile + 22;
       for (int32_t block_size : {16, 1, 5, 48}) {
         std::mt19937 same(100 + head_dim);  // the same K, V and q for every block size
-        Scenario scenario(Shape{8, 2, head_dim, block_size, 600, 40}, same, dtype);
+        Scenario scenario(Shape{8, 2, head_dim, block_size, 600, kChunk}, same, dtype);
         ASSERT_TRUE(AttendQueryTileAvx512Takes(scenario.kv()));
         if (DetectedSimdLevel() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
         std::vector<float> out(scenario.q.size(), NAN);
         const AttentionQueries queries = scenario.queries(out.data());
         for (int32_t g = 0; g < 2; ++g)
-          PagedAttentionQueriesWithLevel(SimdLevel::kAvx512, scenario.kv(), queries, 0, 40, g);
-        if (first.empty()) first = out;
+          PagedAttentionQueriesWithLevel(SimdLevel::kAvx512, scenario.kv(), queries, 0, kChunk, g);
+        if (first.empty()) {
+          first = out;
+          std::vector<float> alone(out.size(), NAN);
+          const AttentionQueries alone_q = scenario.queries(alone.data());
+          for (int32_t j = 0; j < kChunk; ++j)
+            for (int32_t g = 0; g < 2; ++g)
+              PagedAttentionWithLevel(SimdLevel::kAvx512, scenario.kv(), alone_q, j, g);
+          ExpectSameBits(out, alone, "chunk vs alone", dtype, SimdLevel::kAvx512, kChunk);
+        }
         ExpectSameBits(out, first, "block size", dtype, SimdLevel::kAvx512, block_size);
       }
     }
