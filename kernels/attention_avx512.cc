@@ -88,10 +88,17 @@ constexpr bool kHasRowFactor = std::is_same_v<Load, Int8Load>;
 void FindKeys(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,
               int32_t t0, int32_t n, KeyTile& keys) {
   keys.n = n;
+  int32_t block = t0 / kv.block_size, row = t0 % kv.block_size;  // one division per tile
+  int64_t offset = PagedKvRowOffset(kv, queries.block_table[block], kv_head, row);
+  const int64_t row_bytes = KvRowBytes(kv.dtype, kv.head_dim);
   for (int32_t j = 0; j < n; ++j) {
-    const int32_t position = t0 + j;
-    keys.offsets[j] = PagedKvRowOffset(kv, queries.block_table[position / kv.block_size], kv_head,
-                                       position % kv.block_size);
+    if (row == kv.block_size) {
+      row = 0;
+      offset = PagedKvRowOffset(kv, queries.block_table[++block], kv_head, 0);
+    }
+    keys.offsets[j] = offset;
+    offset += row_bytes;
+    ++row;
   }
 }
 
