@@ -121,12 +121,16 @@ void AttendQueryTile(const VecOps& ops, const KvRowOps& rows, const PagedKvView&
   }
 }
 
-// Folds the tile's key range into its states. At AVX-512 the formats the flash tile
-// kernel takes always take it, whatever the tile's size, so that a query computes the
-// same bits alone and in a chunk; the rest run the portable loop.
+// Folds the tile's key range into its states (attention_tile.h: which kernel, by shape).
+// AttendQueryTileAvx512 gives the portable loop's bits, so it may take only the tiles
+// where transposing K pays (several (query, head) pairs); the flash kernel has bits of
+// its own, so where it applies it takes every tile, a lone decode query's too.
 void FoldTileKeys(SimdLevel level, const VecOps& ops, const KvRowOps& rows, const PagedKvView& kv,
                   const AttentionQueries& queries, int32_t kv_head, QueryTile& tile) {
-  if (level >= SimdLevel::kAvx512 && AttendQueryTileAvx512Takes(kv)) {
+  const bool wide_tile = tile.num_queries * tile.num_heads >= 4;
+  if (level >= SimdLevel::kAvx512 && AttendQueryTileFlashAvx512Takes(kv, queries)) {
+    AttendQueryTileFlashAvx512(kv, queries, kv_head, tile);
+  } else if (level >= SimdLevel::kAvx512 && wide_tile && AttendQueryTileAvx512Takes(kv)) {
     AttendQueryTileAvx512(kv, queries, kv_head, tile);
   } else {
     AttendQueryTile(ops, rows, kv, queries, kv_head, tile);

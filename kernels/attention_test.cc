@@ -214,10 +214,10 @@ TEST(PagedAttentionTest, LargeGroupsTakeSeveralPasses) {
 // 20 take the int4 decoded-once path), chunk sizes 1..40, in one range and (some sizes)
 // two, and starts on, before and after block and key-tile boundaries (a chunk past one
 // 128-query tile: FlashTileKernelHeadDimsAndBlockSizes).
-// Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 flash tile kernel,
-// alone as much as in a chunk (dim 40 covers the portable loop), so at AVX-512 this checks
-// that the kernel's result for a (query, head) pair does not depend on the other pairs
-// of its register blocks and tiles, with GQA heads blocked together at ratio 2 and up.
+// Head dims 64 and 128 in f32, bf16, f16 and int8: at ratio 1 (MHA) a query alone takes
+// the portable loop (row ops) and a chunk AttendQueryTileAvx512, which are compared bit
+// for bit; at ratios 2 and up the flash kernel takes both, so this checks that its result
+// for a (query, head) pair does not depend on the other pairs of its blocks and tiles.
 TEST(PagedAttentionTest, QueryTilesMatchSingleQueriesBitForBit) {
   std::mt19937 rng(14);
   constexpr int32_t kMaxChunk = 40;
@@ -328,8 +328,9 @@ void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& wan
 // 3 threads, with its partitions computed in reverse order, as PagedAttention computes
 // it unsplit, and as a prefill chunk computes the same position (PagedAttentionQueries
 // over queries that straddle the partition boundaries), for every format and SIMD
-// level. Head dims 64 and 128 in f32, bf16, f16 and int8 take the AVX-512 flash tile
-// kernel for the prefill and for the decode; dim 40 and int4 the portable loop.
+// level. Head dims 64 and 128 in f32, bf16, f16 and int8: MHA (4/4) runs the prefill
+// through AttendQueryTileAvx512 against the row ops' decode; GQA (8/2, 8/4) runs both
+// through the flash kernel; dim 40 and int4 the portable loop.
 TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
   std::mt19937 rng(22);
   ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
@@ -383,7 +384,7 @@ TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
   }
 }
 
-// The AVX-512 flash tile kernel takes every head dim that is a multiple of 16 up to
+// The AVX-512 flash tile kernel takes grouped heads at every head dim that is a multiple of 16 up to
 // kAttentionTileMaxHeadDim (MLA's 576-wide latent rows included): against textbook
 // attention on fresh inputs, at dims that exercise its one-piece value passes (16, 48,
 // 80) and its longest rows; its key tiles are aligned positions, not blocks, so the
@@ -408,10 +409,10 @@ TEST(PagedAttentionTest, FlashTileKernelHeadDimsAndBlockSizes) {
       for (int32_t block_size : {16, 1, 5, 48}) {
         std::mt19937 same(100 + head_dim);  // the same K, V and q for every block size
         Scenario scenario(Shape{8, 2, head_dim, block_size, 600, kChunk}, same, dtype);
-        ASSERT_TRUE(AttendQueryTileAvx512Takes(scenario.kv()));
-        if (DetectedSimdLevel() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
         std::vector<float> out(scenario.q.size(), NAN);
         const AttentionQueries queries = scenario.queries(out.data());
+        ASSERT_TRUE(AttendQueryTileFlashAvx512Takes(scenario.kv(), queries));
+        if (DetectedSimdLevel() < SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
         for (int32_t g = 0; g < 2; ++g)
           PagedAttentionQueriesWithLevel(SimdLevel::kAvx512, scenario.kv(), queries, 0, kChunk, g);
         if (first.empty()) {
