@@ -59,18 +59,17 @@ inline int32_t NumAttentionPartitions(int32_t num_keys) {
 // Computes out for query `query` and the query heads that share kv head `kv_head`
 // (heads [kv_head * G, (kv_head + 1) * G), G = num_heads / num_kv_heads), so that each
 // K/V row is read once per group. Per key partition, one online-softmax pass over its
-// keys in tiles (AVX-512 for f32/bf16/f16/int8 rows of a multiple of 16 values: the
-// flash tile kernel's aligned 32-key tiles; otherwise tiles that also end at block
-// boundaries), from a fresh state; the
-// partitions' states (max, sum of exp, unnormalized output) are then merged in order
+// keys in tiles (with grouped heads at AVX-512, the flash kernel's aligned 32-key tiles;
+// otherwise tiles that also end at block boundaries: attention_tile.h), from a fresh
+// state; the partitions' states (max, sum of exp, unnormalized output) are merged in order
 // 0, 1, 2, ... (a context of one partition -- up to kAttentionPartitionTokens keys --
 // is that single pass, as before the split existed; a longer one rounds differently
 // from that old single pass by the merges, never more). No allocation past a per-thread
-// scratch that only grows. The result depends on the keys, the query and (on the
-// portable loop) block_size only -- not on which blocks hold the keys, on the other
-// queries, or on threads -- so it is batch-invariant for a fixed block size. Independent (query, kv_head) pairs may
-// run on different threads. Quantized rows are dequantized in registers (KvRowOps), the
-// same way whatever the batch, so every dtype keeps this contract.
+// scratch that only grows. The result depends on the keys, the query and (except in
+// the flash kernel) block_size only -- not on which blocks hold the keys, on the other
+// queries, or on threads -- so it is batch-invariant for a fixed block size. Independent
+// (query, kv_head) pairs may run on different threads. Quantized rows are dequantized in
+// registers, the same way whatever the batch, so every dtype keeps this contract.
 void PagedAttention(const PagedKvView& kv, const AttentionQueries& queries, int32_t query,
                     int32_t kv_head);
 

@@ -384,8 +384,8 @@ TEST(PagedAttentionTest, SplitDecodeIsBitIdenticalAcrossThreadsAndPaths) {
   }
 }
 
-// The AVX-512 flash tile kernel takes grouped heads at every head dim that is a multiple of 16 up to
-// kAttentionTileMaxHeadDim (MLA's 576-wide latent rows included): against textbook
+// The AVX-512 flash tile kernel takes grouped heads at every head dim that is a multiple
+// of 16 up to kAttentionTileMaxHeadDim (MLA's 576-wide latent rows included): against textbook
 // attention on fresh inputs, at dims that exercise its one-piece value passes (16, 48,
 // 80) and its longest rows; its key tiles are aligned positions, not blocks, so the
 // same K/V in blocks of 1, 5, 16 or 48 tokens give the same bits; and a chunk longer
