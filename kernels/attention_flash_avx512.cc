@@ -39,38 +39,6 @@ constexpr int32_t kBlockPairs = 6;
 // 16-lane pieces of a head's output per value pass (the rest of a head takes more passes).
 constexpr int32_t kBlockPieces = 4;
 
-// In place: r[c] becomes column c of the 16 x 16 block whose row j was r[j].
-void Transpose16(__m512 r[16]) {
-  __m512 t[16];
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; i += 4) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    t[i + 2] = _mm512_unpacklo_ps(r[i + 2], r[i + 3]);
-    t[i + 3] = _mm512_unpackhi_ps(r[i + 2], r[i + 3]);
-  }
-  // u[i + j], 128-bit lane k: rows i..i+3 of column 4k + j.
-  __m512 u[16];
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; i += 4) {
-    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-#pragma GCC unroll 16
-  for (int j = 0; j < 4; ++j) {
-    const __m512 s0 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
-    const __m512 s1 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
-    const __m512 s2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
-    const __m512 s3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
-    r[j] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(2, 0, 2, 0));
-    r[8 + j] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(3, 1, 3, 1));
-    r[4 + j] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(2, 0, 2, 0));
-    r[12 + j] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(3, 1, 3, 1));
-  }
-}
-
 // The key tile [t0, t0 + n): where each position's K and V rows sit (byte offsets into
 // the layer's K and V, the same for both), and int8's per-row factors (0 past n).
 struct KeyTile {
