@@ -89,12 +89,6 @@ __m512 Scores16(const float* q, const float* kt) {
   return _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
 }
 
-// Whether Load's rows carry a factor (int8's scale) that the row ops apply once per row,
-// as the tile's scores and axpy then do too. The other formats' factor is 1, and
-// multiplying by 1 changes no bit, so they skip it.
-template <typename Load>
-constexpr bool kHasRowFactor = std::is_same_v<Load, Int8Load>;
-
 // factors[j] = the factor of row j (rows row_bytes apart) for j < n, 0 past n.
 template <typename Load>
 void RowFactors(const uint8_t* rows, int64_t row_bytes, int32_t n, float* factors) {

@@ -1,12 +1,11 @@
 // AVX-512 flash attention over f32, bf16, f16 and int8 K/V for grouped heads (GQA, MLA;
-// kernels/attention_tile.h):
-// each key tile (32 consecutive positions) is widened to f32 by the row ops' loaders
-// (kv_loads_avx512-inl.h) and transposed once, then every (query, head) pair of the
-// query tile takes it in register blocks of up to kBlockPairs pairs: the scores as a
-// small GEMM with the keys in the lanes (each score two FMA chains over d), an online
-// softmax step in f32, and the value rows accumulated into the outputs with the pairs'
-// weights broadcast. A query's arithmetic is the same whether it is alone (decode) or in
-// a tile of many (prefill), so the two agree bit for bit.
+// kernels/attention_tile.h): each key tile (32 consecutive positions) is widened to f32
+// by the row ops' loaders (kv_loads_avx512-inl.h) and transposed once, then every
+// (query, head) pair of the query tile takes it in register blocks of up to kBlockPairs
+// pairs: the scores as a small GEMM with the keys in the lanes (each score two FMA chains
+// over d), an online softmax step in f32, and the value rows accumulated into the
+// outputs with the pairs' weights broadcast. A query's arithmetic is the same whether it
+// is alone (decode) or in a tile of many (prefill), so the two agree bit for bit.
 // GCC 12's AVX-512 headers trip -Wuninitialized (GCC bug 105593); see vec_ops_avx512.cc.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -47,11 +46,6 @@ struct KeyTile {
   alignas(64) float v_factors[kTileKeys];
   int32_t n = 0;
 };
-
-// Whether Load's rows carry a factor (int8's scale), applied once per score and once
-// per value weight. The other formats' factor is 1 and is skipped.
-template <typename Load>
-constexpr bool kHasRowFactor = std::is_same_v<Load, Int8Load>;
 
 // The rows of positions [t0, t0 + n) of kv head `kv_head`.
 void FindKeys(const PagedKvView& kv, const AttentionQueries& queries, int32_t kv_head,

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kv_codec.h"
 #include "kernels/vec_ops.h"

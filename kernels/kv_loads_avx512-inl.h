@@ -1,8 +1,8 @@
 // The AVX-512 loaders of the elementwise KV row formats, shared by the row kernels
 // (kv_codec_avx512.cc) and the prefill tile kernel (attention_avx512.cc) so that both
 // multiply by the very same f32 values. Include only after <immintrin.h> and
-// x86_avx512-inl.h, inside `#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma")`
-// (hence no include guard and an anonymous namespace, as x86_avx512-inl.h).
+// x86_avx512-inl.h and <type_traits>, inside `#pragma GCC target("avx512f,avx512bw,avx512vl,
+// avx512dq,fma")` (hence no include guard and an anonymous namespace, as x86_avx512-inl.h).
 
 namespace surge {
 namespace {
@@ -46,6 +46,12 @@ struct Int8Load {
   }
   static __m512 Widen(__m128i q) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)); }
 };
+
+// Whether Load's rows carry a factor other than 1 (int8's row scale): the attention tile
+// kernels apply it once per score and once per value weight, as the row ops do, and skip
+// it for the other formats (multiplying by 1 changes no bit).
+template <typename Load>
+constexpr bool kHasRowFactor = std::is_same_v<Load, Int8Load>;
 
 // f32 rows for the batched ops: DotElementwise / AxpyElementwise with it are Avx512VecOps'
 // dot / axpy step for step (same accumulators, the same masked tail, factor 1 exact).
