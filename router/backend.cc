@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "base/logging.h"
+
 namespace surge::router {
 
 int64_t SteadyNowMs() {
@@ -37,6 +39,27 @@ void Backend::OnHealthCheck(int http_status, const HealthConfig& health) {
 void Backend::SetLoad(const EngineLoad& load) {
   std::lock_guard<std::mutex> lock(mu_);
   load_ = load;
+}
+
+const char* BackendAnswerName(BackendAnswer answer) {
+  switch (answer) {
+    case BackendAnswer::kMetrics: return "metrics";
+    case BackendAnswer::kKvConfig: return "kv_config";
+    case BackendAnswer::kKvEvents: return "kv_events";
+    case BackendAnswer::kModels: return "models";
+  }
+  return "unknown";
+}
+
+void Backend::RefuseAnswer(BackendAnswer answer, const Status& why) const {
+  const int64_t count = num_bad_answers_[static_cast<size_t>(answer)].fetch_add(1, std::memory_order_relaxed) + 1;
+  if ((count & (count - 1)) != 0) return;  // logged at powers of two only
+  LOG(WARNING) << "router: " << url() << ": its " << BackendAnswerName(answer) << " answer was refused and ignored ("
+               << count << " so far): " << why.message();
+}
+
+int64_t Backend::num_bad_answers(BackendAnswer answer) const {
+  return num_bad_answers_[static_cast<size_t>(answer)].load(std::memory_order_relaxed);
 }
 
 EngineLoad Backend::load() const {

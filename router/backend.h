@@ -5,10 +5,13 @@
 #pragma once
 
 #include <atomic>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
+#include "base/status.h"
 #include "router/circuit_breaker.h"
 #include "router/outlier_detector.h"
 #include "router/route_config.h"
@@ -29,7 +32,14 @@ int64_t SteadyNowMs();
 // nothing about the backend (our client left, a 4xx): only the in-flight count changes.
 enum class AttemptOutcome { kSuccess, kFailure, kNeutral };
 
-class Backend {
+// An engine answer the router reads in the background: its /metrics, /kv_config, /kv_events
+// and /v1/models. One it cannot use is logged, counted (surge_router_backend_bad_answers_total)
+// and ignored; the router goes on.
+enum class BackendAnswer { kMetrics, kKvConfig, kKvEvents, kModels };
+inline constexpr size_t kNumBackendAnswers = 4;
+const char* BackendAnswerName(BackendAnswer answer);  // "metrics", "kv_config", ...
+
+class Backend : public std::enable_shared_from_this<Backend> {
  public:
   Backend(int32_t id, BackendConfig config, const RouteConfig& route_config);
 
@@ -48,6 +58,11 @@ class Backend {
   void OnHealthCheck(int http_status, const HealthConfig& health);
   void SetLoad(const EngineLoad& load);
   EngineLoad load() const;
+  // One answer of `answer`'s kind that the router refused (`why`): counted, and logged the
+  // 1st, 2nd, 4th, 8th, ... time so that a broken engine does not flood the log. Const: the
+  // policies see backends through const views, and this is a statistic, not state.
+  void RefuseAnswer(BackendAnswer answer, const Status& why) const;
+  int64_t num_bad_answers(BackendAnswer answer) const;
   void SetAdminDraining(bool draining) { admin_draining_.store(draining); }
   void MarkRemoved() { removed_.store(true); }
   bool removed() const { return removed_.load(); }
@@ -71,6 +86,7 @@ class Backend {
   std::atomic<bool> admin_draining_{false};
   std::atomic<bool> removed_{false};
   std::atomic<int32_t> num_in_flight_{0};
+  mutable std::array<std::atomic<int64_t>, kNumBackendAnswers> num_bad_answers_{};
   int64_t num_good_checks_ = 0;  // consecutive; guarded by mu_
   int64_t num_bad_checks_ = 0;
   mutable std::mutex mu_;

@@ -6,6 +6,16 @@
 #include "router/engine_metrics.h"
 
 namespace surge::router {
+namespace {
+
+// A refused answer leaves the load unknown: a stale one would mislead the policies.
+void OnMetrics(Backend& backend, std::string_view body) {
+  StatusOr<EngineLoad> load = ParseEngineLoad(body);
+  if (!load.ok()) backend.RefuseAnswer(BackendAnswer::kMetrics, load.status());
+  backend.SetLoad(load.ok() ? *load : EngineLoad{});
+}
+
+}  // namespace
 
 BackendMonitor::BackendMonitor(HealthConfig config, net::HttpClient& client, BackendsFn backends)
     : config_(config), client_(client), backends_(std::move(backends)) {}
@@ -73,7 +83,7 @@ void BackendMonitor::Check(const std::shared_ptr<Backend>& backend, std::functio
   net::ClientRequest metrics{.method = "GET", .url = backend->url() + "/metrics", .timeout_ms = config_.timeout_ms};
   client_.Send(std::move(metrics), {.on_done = [backend, finish](net::ClientResult result) {
                                       if (result.status.ok() && result.response.status == 200) {
-                                        backend->SetLoad(ParseEngineLoad(result.response.body));
+                                        OnMetrics(*backend, result.response.body);
                                       }
                                       finish();
                                     }});

@@ -26,6 +26,7 @@ constexpr int64_t kKvConfigRetryMs = 2'000;
 
 struct BackendCache {
   std::string url;
+  std::weak_ptr<const Backend> backend;  // where refused answers are counted
   bool fetching = false;
   int64_t retry_at_ms = 0;
   std::unique_ptr<BlockIndex> index;  // null until its /kv_config arrived (and matched)
@@ -106,6 +107,7 @@ class CacheAwarePolicy final : public Policy {
       BackendCache& cache = backends_[c.backend_id];
       if (cache.index || cache.fetching || now_ms < cache.retry_at_ms) continue;
       cache.url = std::string(c.url);
+      if (c.backend != nullptr) cache.backend = c.backend->weak_from_this();
       cache.fetching = true;
       FetchKvConfig(c.backend_id, cache.url);
     }
@@ -118,15 +120,16 @@ class CacheAwarePolicy final : public Policy {
     request.timeout_ms = 5'000;
     net::ClientCallbacks callbacks;
     callbacks.on_done = [this, backend_id, url](net::ClientResult result) {
-      StatusOr<KvConfig> config = result.status.ok() && result.response.status == 200
-                                      ? ParseKvConfig(result.response.body)
-                                      : StatusOr<KvConfig>(UnavailableError("GET /kv_config failed"));
-      OnKvConfig(backend_id, url, std::move(config));
+      const bool answered = result.status.ok() && result.response.status == 200;
+      StatusOr<KvConfig> config =
+          answered ? ParseKvConfig(result.response.body) : StatusOr<KvConfig>(UnavailableError("GET /kv_config failed"));
+      OnKvConfig(backend_id, url, std::move(config), answered);
     };
     client_->Send(std::move(request), std::move(callbacks));
   }
 
-  void OnKvConfig(int32_t backend_id, const std::string& url, StatusOr<KvConfig> config) {
+  // `answered`: the engine answered 200, so a config that is not ok is a refused answer.
+  void OnKvConfig(int32_t backend_id, const std::string& url, StatusOr<KvConfig> config, bool answered) {
     std::lock_guard lock(mu_);
     auto it = backends_.find(backend_id);
     if (it == backends_.end()) return;  // removed meanwhile
@@ -140,12 +143,19 @@ class CacheAwarePolicy final : public Policy {
     if (!config.ok()) {
       LOG(WARNING) << "cache-aware: " << url << ": " << config.status().message()
                          << "; its cache is treated as unknown, retrying";
+      if (auto backend = cache.backend.lock(); answered && backend) {
+        backend->RefuseAnswer(BackendAnswer::kKvConfig, config.status());
+      }
       cache.retry_at_ms = SteadyNowMs() + kKvConfigRetryMs;
       return;
     }
     cache.index = std::make_unique<BlockIndex>(static_cast<size_t>(std::max<int64_t>(1, config->num_total_blocks)));
     if (options_.cache_mode == "precise") {
-      cache.subscriber = std::make_unique<KvEventSubscriber>(url, *cache.index);
+      KvEventSubscriberOptions subscriber_options;
+      subscriber_options.on_refused = [backend = cache.backend](const Status& why) {
+        if (auto counted = backend.lock()) counted->RefuseAnswer(BackendAnswer::kKvEvents, why);
+      };
+      cache.subscriber = std::make_unique<KvEventSubscriber>(url, *cache.index, std::move(subscriber_options));
       cache.subscriber->Start();
     }
   }

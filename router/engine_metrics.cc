@@ -1,5 +1,6 @@
 #include "router/engine_metrics.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -7,6 +8,9 @@ namespace surge::router {
 namespace {
 
 enum class Field { kNone, kRunning, kWaiting, kKvUsage, kBusy };
+
+// Request counts beyond this are no engine's (and keep the sums far from overflow).
+constexpr double kMaxRequests = 1e9;
 
 Field FieldOf(std::string_view name) {
   if (name == "surge_num_requests_running" || name == "vllm:num_requests_running") return Field::kRunning;
@@ -36,11 +40,17 @@ bool ParseSample(std::string_view line, std::string_view* name, double* value) {
   return end != number.c_str();
 }
 
+// A value routing can use: finite, a count in [0, kMaxRequests], a fraction in [0, 1].
+bool InRange(Field field, double value) {
+  if (!std::isfinite(value) || value < 0) return false;
+  return field == Field::kKvUsage || field == Field::kBusy ? value <= 1 : value <= kMaxRequests;
+}
+
 }  // namespace
 
-EngineLoad ParseEngineLoad(std::string_view text) {
+StatusOr<EngineLoad> ParseEngineLoad(std::string_view text) {
   double sums[5] = {0, 0, 0, 0, 0};
-  int counts[5] = {0, 0, 0, 0, 0};
+  int64_t counts[5] = {0, 0, 0, 0, 0};
   while (!text.empty()) {
     size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -51,14 +61,19 @@ EngineLoad ParseEngineLoad(std::string_view text) {
     if (!ParseSample(line, &name, &value)) continue;
     const Field field = FieldOf(name);
     if (field == Field::kNone) continue;
+    if (!InRange(field, value)) {
+      return InvalidArgumentError("/metrics: " + std::string(name) + " is " + std::to_string(value) +
+                                  (field == Field::kKvUsage || field == Field::kBusy ? ", not a fraction in [0, 1]"
+                                                                                     : ", not a request count"));
+    }
     sums[static_cast<int>(field)] += value;
     ++counts[static_cast<int>(field)];
   }
   EngineLoad load;
   if (counts[1] > 0) load.num_running = sums[1];
   if (counts[2] > 0) load.num_waiting = sums[2];
-  if (counts[3] > 0) load.kv_usage = sums[3] / counts[3];
-  if (counts[4] > 0) load.busy_fraction = sums[4] / counts[4];
+  if (counts[3] > 0) load.kv_usage = sums[3] / static_cast<double>(counts[3]);
+  if (counts[4] > 0) load.busy_fraction = sums[4] / static_cast<double>(counts[4]);
   return load;
 }
 

@@ -92,24 +92,41 @@ TEST(BackendTest, HealthThresholdsAndDraining) {
 }
 
 TEST(EngineMetricsTest, ReadsSurgeAndVllmNames) {
-  EngineLoad surge = ParseEngineLoad(
+  StatusOr<EngineLoad> surge = ParseEngineLoad(
       "# HELP surge_num_requests_running x\n# TYPE surge_num_requests_running gauge\n"
       "surge_num_requests_running 3\nsurge_num_requests_waiting 2\nsurge_kv_cache_usage_ratio 0.25\n"
       "surge_num_requests_running_total 99\nsurge_engine_busy_fraction 0.75\n");
-  EXPECT_EQ(surge.num_running, 3);
-  EXPECT_DOUBLE_EQ(surge.busy_fraction, 0.75);
-  EXPECT_EQ(surge.num_waiting, 2);
-  EXPECT_DOUBLE_EQ(surge.kv_usage, 0.25);
-  EngineLoad vllm = ParseEngineLoad(
+  ASSERT_TRUE(surge.ok()) << surge.status().ToString();
+  EXPECT_EQ(surge->num_running, 3);
+  EXPECT_DOUBLE_EQ(surge->busy_fraction, 0.75);
+  EXPECT_EQ(surge->num_waiting, 2);
+  EXPECT_DOUBLE_EQ(surge->kv_usage, 0.25);
+  StatusOr<EngineLoad> vllm = ParseEngineLoad(
       "vllm:num_requests_running{model_name=\"m\"} 4.0\nvllm:num_requests_waiting{model_name=\"m\"} 1.0\n"
       "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.5\n");
-  EXPECT_EQ(vllm.num_running, 4);
-  EXPECT_EQ(vllm.num_waiting, 1);
-  EXPECT_DOUBLE_EQ(vllm.kv_usage, 0.5);
-  EngineLoad none = ParseEngineLoad("other_metric 1\n");
-  EXPECT_EQ(none.num_running, -1);
-  EXPECT_EQ(none.kv_usage, -1);
-  EXPECT_EQ(none.busy_fraction, -1);
+  ASSERT_TRUE(vllm.ok()) << vllm.status().ToString();
+  EXPECT_EQ(vllm->num_running, 4);
+  EXPECT_EQ(vllm->num_waiting, 1);
+  EXPECT_DOUBLE_EQ(vllm->kv_usage, 0.5);
+  StatusOr<EngineLoad> none = ParseEngineLoad("other_metric 1\nother_metric NaN\n");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->num_running, -1);
+  EXPECT_EQ(none->kv_usage, -1);
+  EXPECT_EQ(none->busy_fraction, -1);
+}
+
+// Issue 31: NaN, infinities and 1e999 reached the load-balancing policies. Now the answer
+// is refused with the sample named (the monitor counts it and leaves the load unknown).
+TEST(EngineMetricsTest, RefusesValuesRoutingCannotUse) {
+  for (const char* bad : {"surge_num_requests_running NaN\n", "surge_num_requests_waiting +Inf\n",
+                          "vllm:num_requests_running{a=\"b\"} 1e999\n", "surge_num_requests_running -1\n",
+                          "surge_kv_cache_usage_ratio 1.5\n", "surge_engine_busy_fraction -Inf\n",
+                          "surge_num_requests_waiting 1e10\n", "surge_kv_cache_usage_ratio nan\n"}) {
+    StatusOr<EngineLoad> load = ParseEngineLoad(bad);
+    ASSERT_FALSE(load.ok()) << bad;
+    EXPECT_EQ(load.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(load.status().message().find(std::string(bad).substr(0, 15)), std::string::npos) << load.status().ToString();
+  }
 }
 
 RouteConfig TwoPools() {

@@ -1,14 +1,31 @@
 #include "router/models_route.h"
 
-#include <nlohmann/json.hpp>
-
 #include <mutex>
 #include <set>
+#include <vector>
+
+#include "base/json_access.h"
 
 namespace surge::router {
 namespace {
 
-using Json = nlohmann::json;
+using json::Json;
+
+// A model list nests a few levels (permissions, metadata); anything deeper is refused.
+constexpr int kMaxModelsDepth = 32;
+
+// The models of one GET /v1/models answer; an error when it is not a list of them.
+StatusOr<std::vector<Json>> ModelsOf(std::string_view text) {
+  ASSIGN_OR_RETURN(Json body, json::Parse(text, "/v1/models", kMaxModelsDepth));
+  json::ObjectReader reader(body, "/v1/models");
+  const Json* data = nullptr;
+  if (!reader.RequiredArray("data", &data).ok()) return reader.status();
+  std::vector<Json> models;
+  for (const Json& model : *data) {
+    if (model.is_object() && model.contains("id")) models.push_back(model);
+  }
+  return models;
+}
 
 // Collects the answers; the last one to arrive writes the response.
 struct ModelsUnion {
@@ -19,17 +36,17 @@ struct ModelsUnion {
   std::set<std::string> ids;
   Json data = Json::array();
 
-  void Add(const net::ClientResult& result) {
+  void Add(const Backend& backend, const net::ClientResult& result) {
     std::lock_guard<std::mutex> lock(mu);
     if (result.status.ok() && result.response.status == 200) {
-      Json body = Json::parse(result.response.body, nullptr, false);
-      if (body.is_object() && body.contains("data") && body["data"].is_array()) {
+      StatusOr<std::vector<Json>> models = ModelsOf(result.response.body);
+      if (models.ok()) {
         ++num_answered;
-        for (Json& model : body["data"]) {
-          if (model.is_object() && model.contains("id") && ids.insert(model["id"].dump()).second) {
-            data.push_back(std::move(model));
-          }
+        for (Json& model : *models) {
+          if (ids.insert(json::Dump(model["id"])).second) data.push_back(std::move(model));
         }
+      } else {
+        backend.RefuseAnswer(BackendAnswer::kModels, models.status());
       }
     }
     if (--num_pending > 0) return;
@@ -37,7 +54,7 @@ struct ModelsUnion {
       writer->SendError(503, "no backend answered GET /v1/models");
       return;
     }
-    writer->SendJson(200, Json{{"object", "list"}, {"data", std::move(data)}}.dump());
+    writer->SendJson(200, json::Dump(Json{{"object", "list"}, {"data", std::move(data)}}));
   }
 };
 
@@ -61,7 +78,7 @@ void ServeModels(ProxyContext& context, std::shared_ptr<net::ResponseWriter> wri
                                .timeout_ms = context.config.timeouts.first_byte_ms > 0
                                                  ? context.config.timeouts.first_byte_ms
                                                  : 10'000};
-    context.client.Send(std::move(request), {.on_done = [gather](net::ClientResult result) { gather->Add(result); }});
+    context.client.Send(std::move(request), {.on_done = [gather, backend](net::ClientResult result) { gather->Add(*backend, result); }});
   }
 }
 

@@ -30,9 +30,15 @@ class FakeEngine {
  public:
   explicit FakeEngine(std::string model = "m") : model_(std::move(model)) {
     server_.Route("GET", "/health", [this](net::HttpRequest, Writer w) { w->Send(health_status_.load(), {}, "{}"); });
-    server_.Route("GET", "/metrics", [](net::HttpRequest, Writer w) { w->Send(200, {}, "surge_num_requests_running 0\n"); });
+    server_.Route("GET", "/metrics", [this](net::HttpRequest, Writer w) {
+      std::lock_guard<std::mutex> lock(mu_);
+      w->Send(200, {}, metrics_body_);
+    });
     server_.Route("GET", "/v1/models", [this](net::HttpRequest, Writer w) {
-      w->SendJson(200, Json{{"object", "list"}, {"data", {{{"id", model_}, {"object", "model"}}}}}.dump());
+      std::lock_guard<std::mutex> lock(mu_);
+      w->SendJson(200, models_body_.empty()
+                           ? Json{{"object", "list"}, {"data", {{{"id", model_}, {"object", "model"}}}}}.dump()
+                           : models_body_);
     });
     server_.Route("POST", "/v1/completions", [this](net::HttpRequest request, Writer w) {
       ++num_requests_;
@@ -49,6 +55,12 @@ class FakeEngine {
     });
     SetHandler([](const net::HttpRequest& r, Writer w) { w->SendJson(200, R"({"echo":)" + Json(r.body).dump() + "}"); });
     EXPECT_TRUE(server_.Start().ok());
+  }
+  // What GET /metrics and GET /v1/models answer (a broken or hostile engine's bytes).
+  void SetAnswers(std::string metrics, std::string models) {
+    std::lock_guard<std::mutex> lock(mu_);
+    metrics_body_ = std::move(metrics);
+    models_body_ = std::move(models);
   }
   void SetHandler(Handler handler) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,6 +80,8 @@ class FakeEngine {
   net::HttpServer server_;
   std::mutex mu_;
   Handler handler_;
+  std::string metrics_body_ = "surge_num_requests_running 0\n";
+  std::string models_body_;  // "": the model list of `model_`
   net::HttpRequest last_request_;
   std::atomic<int> num_requests_{0};
 };
@@ -356,6 +370,41 @@ TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
   }
   EXPECT_NE(metrics->body.find("pool=\"big\",policy=\"least-load\",code=\"200\""), std::string::npos);
+}
+
+// An engine whose /metrics and /v1/models answers are unusable (NaN, 1e999, invalid UTF-8,
+// nesting 100k deep) is counted and ignored: the router keeps serving, from it too.
+TEST(ProxyTest, BadEngineAnswersAreCountedAndIgnored) {
+  FakeEngine good("good"), bad("bad");
+  bad.SetAnswers("surge_num_requests_running NaN\nsurge_kv_cache_usage_ratio 1e999\n",
+                 R"({"object":"list","data":[{"id":"deep"}],"x":)" + std::string(100'000, '[') +
+                     std::string(100'000, ']') + "}");
+  auto gateway = StartGateway(FastConfig({good.url(), bad.url()}));
+  net::HttpClient client;
+  auto models = client.Fetch({.url = gateway->url() + "/v1/models"});
+  ASSERT_TRUE(models.ok());
+  EXPECT_EQ(models->status, 200);
+  EXPECT_EQ(Json::parse(models->body)["data"].size(), 1u) << models->body;
+  bad.SetAnswers("surge_num_requests_running 0\n", "{\"object\":\"list\",\"data\":[{\"id\":\"\xff\xfe\"}]}");
+  EXPECT_EQ(client.Fetch({.url = gateway->url() + "/v1/models"})->status, 200);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
+  EXPECT_GT(bad.num_requests(), 0);  // still routable: its answers were bad, not its health
+  bad.SetAnswers("surge_num_requests_running +Inf\n", "");
+  // The monitor scrapes every 50 ms: wait (no deadline asserted) until it counted one.
+  const std::string metrics_line =
+      "surge_router_backend_bad_answers_total{backend=\"" + bad.url() + "\",answer=\"metrics\"}";
+  std::string text;
+  for (int i = 0; i < 600; ++i) {
+    text = client.Fetch({.url = gateway->url() + "/metrics"})->body;
+    if (text.find(metrics_line) != std::string::npos && text.find(metrics_line + " 0\n") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(text.find(metrics_line), std::string::npos) << text;
+  EXPECT_EQ(text.find(metrics_line + " 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("surge_router_backend_bad_answers_total{backend=\"" + bad.url() + "\",answer=\"models\"} 2\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("surge_router_backend_bad_answers_total{backend=\"" + good.url() + "\",answer=\"models\"} 0\n"),
+            std::string::npos) << text;
 }
 
 // The worker supervisor's and autoscaler's calls, under traffic: backends come and go from

@@ -75,7 +75,12 @@ RouterMetrics::RouterMetrics()
                                               {"backend", "pool"})),
       kv_usage_(registry_.AddGaugeFamily("surge_router_backend_kv_usage_ratio",
                                          "The backend's KV cache usage (0..1), from its last /metrics scrape",
-                                         {"backend", "pool"})) {}
+                                         {"backend", "pool"})),
+      bad_answers_(registry_.AddCounterFamily(
+          "surge_router_backend_bad_answers_total",
+          "Engine answers the router refused and ignored (not JSON, too deep, a field of the wrong type or out "
+          "of range), by backend and answer (metrics, kv_config, kv_events, models)",
+          {"backend", "answer"})) {}
 
 void RouterMetrics::CountDecision(std::string_view pool, std::string_view policy, const PickResult& pick) {
   decisions_.WithLabels({pool, policy, pick.decision}).Increment();
@@ -94,13 +99,28 @@ void RouterMetrics::ObserveRequest(std::string_view pool, double first_byte_seco
   duration_seconds_.WithLabels({pool}).Observe(duration_seconds);
 }
 
+// The counts a Backend keeps (its callbacks run where RouterMetrics is not at hand) become
+// counter increments here; a new Backend at the same URL starts from 0 again.
+void RouterMetrics::AddBadAnswers(const Backend& backend, SeenBackend* seen) {
+  for (size_t i = 0; i < kNumBackendAnswers; ++i) {
+    const auto answer = static_cast<BackendAnswer>(i);
+    const int64_t total = backend.num_bad_answers(answer);
+    obs::Counter& counter = bad_answers_.WithLabels({backend.url(), BackendAnswerName(answer)});
+    if (total > seen->num_bad_answers[i]) counter.Increment(static_cast<double>(total - seen->num_bad_answers[i]));
+    seen->num_bad_answers[i] = total;
+  }
+}
+
 std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> backends, int64_t now_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [url, seen] : seen_backends_) seen.present = false;
     for (const std::shared_ptr<Backend>& backend : backends) {
       const std::string& url = backend->url();
-      seen_backends_[url] = {true, backend->pool()};
+      SeenBackend& seen = seen_backends_[url];
+      if (seen.id != backend->id()) seen = {.present = true, .pool = backend->pool(), .id = backend->id()};
+      seen.present = true;
+      AddBadAnswers(*backend, &seen);
       breaker_state_.WithLabels({url}).Set(static_cast<double>(backend->breaker_state()));
       healthy_.WithLabels({url}).Set(backend->healthy() ? 1 : 0);
       routable_.WithLabels({url}).Set(backend->IsRoutable(now_ms) ? 1 : 0);
@@ -119,6 +139,9 @@ std::string RouterMetrics::Expose(std::span<const std::shared_ptr<Backend>> back
       }
       for (obs::GaugeFamily* family : {&breaker_state_, &healthy_, &routable_, &in_flight_}) family->Remove({it->first});
       for (obs::GaugeFamily* family : {&busy_fraction_, &kv_usage_}) family->Remove({it->first, it->second.pool});
+      for (size_t answer = 0; answer < kNumBackendAnswers; ++answer) {
+        bad_answers_.Remove({it->first, BackendAnswerName(static_cast<BackendAnswer>(answer))});
+      }
       it = seen_backends_.erase(it);
     }
   }

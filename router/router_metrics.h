@@ -5,6 +5,7 @@
 // docs/METRICS.md lists every family.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -85,11 +86,15 @@ class RouterMetrics {
   obs::GaugeFamily& in_flight_;
   obs::GaugeFamily& busy_fraction_;
   obs::GaugeFamily& kv_usage_;
+  obs::CounterFamily& bad_answers_;
   std::mutex mu_;  // Expose: the removed-backend bookkeeping
   struct SeenBackend {
     bool present = false;
     std::string pool;
+    int32_t id = -1;
+    std::array<int64_t, kNumBackendAnswers> num_bad_answers{};  // the Backend's counts already added
   };
+  void AddBadAnswers(const Backend& backend, SeenBackend* seen);
   std::map<std::string, SeenBackend> seen_backends_;  // by url
 };
 

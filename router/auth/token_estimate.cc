@@ -72,18 +72,28 @@ int64_t EstimateRequestTokens(const json& body, bool generates, std::optional<in
 }
 
 std::optional<int64_t> UsageTotalTokens(const json& response) {
+  // An engine's answer: counts outside [0, 2^40] are not believed (and cannot overflow the sum).
+  constexpr int64_t kMaxTokens = int64_t{1} << 40;
+  const auto count = [](const json& value) -> std::optional<int64_t> {
+    if (!value.is_number_integer()) return std::nullopt;
+    if (value.is_number_unsigned()) {
+      const uint64_t v = value.get<uint64_t>();
+      return v <= static_cast<uint64_t>(kMaxTokens) ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt;
+    }
+    const int64_t v = value.get<int64_t>();
+    return v >= 0 && v <= kMaxTokens ? std::optional<int64_t>(v) : std::nullopt;
+  };
   if (!response.is_object()) return std::nullopt;
   const auto usage = response.find("usage");
   if (usage == response.end() || !usage->is_object()) return std::nullopt;
-  if (const auto total = usage->find("total_tokens"); total != usage->end() && total->is_number_integer()) {
-    return total->get<int64_t>();
-  }
+  if (const auto total = usage->find("total_tokens"); total != usage->end() && count(*total)) return count(*total);
   int64_t sum = 0;
   bool any = false;
   for (const char* field : {"prompt_tokens", "completion_tokens", "input_tokens", "output_tokens"}) {
     const auto it = usage->find(field);
-    if (it != usage->end() && it->is_number_integer()) {
-      sum += it->get<int64_t>();
+    if (it == usage->end()) continue;
+    if (const std::optional<int64_t> n = count(*it)) {
+      sum += *n;
       any = true;
     }
   }

@@ -37,6 +37,11 @@ TEST(TokenEstimateTest, UsageOfAResponse) {
   EXPECT_EQ(UsageTotalTokens(json{{"usage", {{"input_tokens", 3}, {"output_tokens", 5}}}}), 8);
   EXPECT_EQ(UsageTotalTokens(json{{"usage", nullptr}}), std::nullopt);
   EXPECT_EQ(UsageTotalTokens(json{{"choices", json::array()}}), std::nullopt);
+  // An engine's answer: counts that would overflow the sum, or are negative, are not believed.
+  EXPECT_EQ(UsageTotalTokens(json::parse(R"({"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":1}})")),
+            1);
+  EXPECT_EQ(UsageTotalTokens(json{{"usage", {{"total_tokens", -5}, {"prompt_tokens", 2}, {"completion_tokens", 3}}}}), 5);
+  EXPECT_EQ(UsageTotalTokens(json::parse(R"({"usage":{"total_tokens":18446744073709551615}})")), std::nullopt);
 }
 
 }  // namespace

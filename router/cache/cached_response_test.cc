@@ -119,6 +119,15 @@ TEST(CachedResponseTest, UnfinishedOrFailedAnswersAreNotStored) {
   small.Feed(net::EncodeSseData(done));
   small.Feed(net::EncodeSseData("[DONE]"));
   EXPECT_FALSE(small.Finish());  // past its byte bound
+  // An engine's hostile chunks (issue 31): nesting 100k deep (a recursive copy would run out
+  // of stack), an index of 1e300 (a float-to-int cast) or of a string: never stored, never a crash.
+  const std::string deep = R"({"object":"chat.completion.chunk","x":)" + std::string(100'000, '[') +
+                           std::string(100'000, ']') + "}";
+  EXPECT_FALSE(Assemble({deep, done, "[DONE]"}));
+  EXPECT_FALSE(Assemble({role, R"({"object":"chat.completion.chunk","choices":[{"index":1e300,"delta":{}}]})", "[DONE]"}));
+  EXPECT_FALSE(Assemble({role, R"({"object":"chat.completion.chunk","choices":[{"index":"0","delta":{}}]})", "[DONE]"}));
+  EXPECT_FALSE(Assemble({role, R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":)"
+                               R"({"tool_calls":[{"index":-1}]}}]})", "[DONE]"}));
 }
 
 }  // namespace

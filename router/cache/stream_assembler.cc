@@ -2,8 +2,24 @@
 
 #include <vector>
 
+#include "base/json_access.h"
+
 namespace surge::router {
 namespace {
+
+// A chunk nests a few levels (choices, delta, tool_calls, function, logprobs); deeper is not an
+// answer to store, and must not reach the recursive copies below.
+constexpr int kMaxChunkDepth = 32;
+// More choices or tool calls than this in one answer is not one to store.
+constexpr int64_t kMaxIndex = 1 << 16;
+
+// A choice's or tool call's "index" (absent: 0); -1 when it is not an integer in range.
+int64_t IndexOf(const OrderedJson& value) {
+  const auto it = value.find("index");
+  if (it == value.end() || it->is_null()) return 0;
+  StatusOr<int64_t> index = json::ToInt64(*it, 0, kMaxIndex);
+  return index.ok() ? *index : -1;
+}
 
 // Appends `more` to `merged`: arrays concatenated key by key (completion logprobs: tokens,
 // token_logprobs, top_logprobs, text_offset; chat logprobs: content), the rest kept.
@@ -52,7 +68,8 @@ void StreamAssembler::OnEvent(const std::string& data) {
     done_ = true;
     return;
   }
-  const OrderedJson chunk = OrderedJson::parse(data, nullptr, /*allow_exceptions=*/false);
+  StatusOr<OrderedJson> parsed = json::Parse(data, "stream chunk", kMaxChunkDepth);
+  const OrderedJson chunk = parsed.ok() ? std::move(*parsed) : OrderedJson();
   if (!chunk.is_object() || chunk.contains("error") || done_) {
     failed_ = true;  // an error event (the engine's or the router's mid-stream one)
     return;
@@ -75,7 +92,12 @@ void StreamAssembler::OnChunk(const OrderedJson& chunk) {
 
 void StreamAssembler::OnChoice(const OrderedJson& delta_choice) {
   if (!delta_choice.is_object()) return;
-  Choice& choice = choices_[delta_choice.value("index", 0)];
+  const int64_t index = IndexOf(delta_choice);
+  if (index < 0) {
+    failed_ = true;  // not an answer to store
+    return;
+  }
+  Choice& choice = choices_[index];
   const OrderedJson delta = chat_ ? delta_choice.value("delta", OrderedJson::object()) : delta_choice;
   const char* text_field = chat_ ? "content" : "text";
   if (delta.contains(text_field) && delta[text_field].is_string()) choice.text += delta[text_field].get<std::string>();
@@ -83,7 +105,12 @@ void StreamAssembler::OnChoice(const OrderedJson& delta_choice) {
     choice.reasoning = choice.reasoning.value_or("") + delta["reasoning_content"].get<std::string>();
   }
   for (const OrderedJson& call : delta.value("tool_calls", OrderedJson::array())) {
-    MergeToolCall(call, &choice.tool_calls[call.value("index", 0)]);
+    const int64_t call_index = call.is_object() ? IndexOf(call) : -1;
+    if (call_index < 0) {
+      failed_ = true;
+      return;
+    }
+    MergeToolCall(call, &choice.tool_calls[call_index]);
   }
   MergeLogprobs(delta_choice.value("logprobs", OrderedJson()), &choice.logprobs);
   const OrderedJson finish = delta_choice.value("finish_reason", OrderedJson());

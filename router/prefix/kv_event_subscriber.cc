@@ -64,6 +64,7 @@ bool KvEventSubscriber::OnData(Exchange& exchange, std::string_view data) {
     StatusOr<KvEventBatch> batch = ParseKvEventBatch(event.data, options_.max_batch_hashes);
     if (!batch.ok()) {
       LOG(WARNING) << base_url_ << "/kv_events: " << batch.status().ToString();
+      if (options_.on_refused) options_.on_refused(batch.status());
       return false;
     }
     if (!index_.Apply(*batch)) return false;  // a gap: reconnect for a snapshot

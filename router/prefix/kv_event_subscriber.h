@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "base/status.h"
 #include "router/prefix/block_index.h"
 
 namespace surge::net {
@@ -27,6 +28,9 @@ struct KvEventSubscriberOptions {
   int64_t retry_initial_ms = 100;
   int64_t retry_max_ms = 5'000;
   size_t max_batch_hashes = size_t{1} << 22;  // a bigger batch (or snapshot) is refused
+  // Called (on the client's io thread) with why a batch was refused, before the connection
+  // is dropped: the router counts it (surge_router_backend_bad_answers_total).
+  std::function<void(const Status&)> on_refused = nullptr;
 };
 
 class KvEventSubscriber {

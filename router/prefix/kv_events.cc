@@ -1,22 +1,22 @@
 #include "router/prefix/kv_events.h"
 
-#include <nlohmann/json.hpp>
-
 #include "base/block_hash.h"
-#include "base/json_depth.h"
+#include "base/json_access.h"
 
 namespace surge::router {
 namespace {
 
-using Json = nlohmann::json;
+using json::Json;
 
-// Events nest three levels deep; anything deeper is not ours.
+// Events nest three levels deep and /kv_config one; anything deeper is not ours.
 constexpr int kMaxDepth = 8;
+// A block of more tokens than this is no engine's: the hasher would never see a full one.
+constexpr int32_t kMaxBlockSize = 1 << 20;
 
 StatusOr<Json> ParseObject(std::string_view text, std::string_view what) {
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) return InvalidArgumentError(std::string(what) + " is not a JSON object");
-  return json;
+  ASSIGN_OR_RETURN(Json value, json::Parse(text, what, kMaxDepth));
+  if (!value.is_object()) return InvalidArgumentError(std::string(what) + ": must be a JSON object, got " + json::TypeName(value));
+  return value;
 }
 
 StatusOr<uint64_t> HashOf(const Json& value) {
@@ -27,25 +27,26 @@ StatusOr<uint64_t> HashOf(const Json& value) {
   return hash;
 }
 
-StatusOr<KvEventRun::Type> TypeOf(const Json& value) {
-  if (value == "stored") return KvEventRun::Type::kStored;
-  if (value == "evicted") return KvEventRun::Type::kEvicted;
-  if (value == "cleared") return KvEventRun::Type::kCleared;
-  return InvalidArgumentError("unknown KV event type " + value.dump());
+StatusOr<KvEventRun::Type> TypeOf(const Json* value) {
+  if (value != nullptr && *value == "stored") return KvEventRun::Type::kStored;
+  if (value != nullptr && *value == "evicted") return KvEventRun::Type::kEvicted;
+  if (value != nullptr && *value == "cleared") return KvEventRun::Type::kCleared;
+  return InvalidArgumentError("unknown KV event type " + (value != nullptr ? json::Dump(*value).substr(0, 40) : "(none)"));
 }
 
 StatusOr<KvEventRun> RunOf(const Json& event, size_t* num_hashes, size_t max_hashes) {
-  if (!event.is_object()) return InvalidArgumentError("a KV event is not an object");
+  json::ObjectReader reader(event, "a KV event");
+  const Json* hashes = nullptr;
+  if (!reader.Array("block_hashes", &hashes).ok()) return reader.status();
   KvEventRun run;
-  ASSIGN_OR_RETURN(run.type, TypeOf(event.value("type", Json())));
-  const Json hashes = event.value("block_hashes", Json::array());
-  if (!hashes.is_array()) return InvalidArgumentError("block_hashes is not an array");
-  *num_hashes += hashes.size();
+  ASSIGN_OR_RETURN(run.type, TypeOf(reader.Find("type")));
+  if (hashes == nullptr) return run;
+  *num_hashes += hashes->size();
   if (*num_hashes > max_hashes) {
     return ResourceExhaustedError("a KV event batch holds more than " + std::to_string(max_hashes) + " hashes");
   }
-  run.block_hashes.reserve(hashes.size());
-  for (const Json& hash : hashes) {
+  run.block_hashes.reserve(hashes->size());
+  for (const Json& hash : *hashes) {
     ASSIGN_OR_RETURN(uint64_t value, HashOf(hash));
     run.block_hashes.push_back(value);
   }
@@ -55,36 +56,42 @@ StatusOr<KvEventRun> RunOf(const Json& event, size_t* num_hashes, size_t max_has
 }  // namespace
 
 StatusOr<KvConfig> ParseKvConfig(std::string_view text) {
-  ASSIGN_OR_RETURN(Json json, ParseObject(text, "the /kv_config body"));
-  if (json.value("hash", "") != kBlockHashName) {
-    return UnimplementedError("the engine's block hash is " + json.value("hash", Json("none")).dump() +
+  ASSIGN_OR_RETURN(Json value, ParseObject(text, "/kv_config"));
+  json::ObjectReader reader(value, "/kv_config");
+  std::string hash = "none";
+  if (!reader.String("hash", &hash).ok()) return reader.status();
+  if (hash != kBlockHashName) {
+    return UnimplementedError("the engine's block hash is " + json::Dump(Json(hash)).substr(0, 80) +
                               "; this router computes " + kBlockHashName);
   }
   KvConfig config;
-  config.block_size = json.value("block_size", 0);
-  config.num_total_blocks = json.value("num_total_blocks", int64_t{0});
-  ASSIGN_OR_RETURN(config.hash_seed, HashOf(json.value("hash_seed", Json())));
-  if (config.block_size <= 0 || config.num_total_blocks <= 0) {
-    return InvalidArgumentError("/kv_config: block_size and num_total_blocks must be > 0");
-  }
+  std::string seed;
+  if (reader.Find("block_size") == nullptr) return InvalidArgumentError("/kv_config: block_size is required");
+  reader.Int("block_size", int32_t{1}, kMaxBlockSize, &config.block_size)
+      .RequiredInt("num_total_blocks", 1, std::numeric_limits<int64_t>::max(), &config.num_total_blocks)
+      .RequiredString("hash_seed", &seed);
+  if (!reader.ok()) return reader.status();
+  StatusOr<uint64_t> hash_seed = HashOf(Json(seed));
+  if (!hash_seed.ok()) return InvalidArgumentError("/kv_config: hash_seed: " + std::string(hash_seed.status().message()));
+  config.hash_seed = *hash_seed;
   return config;
 }
 
 StatusOr<KvEventBatch> ParseKvEventBatch(std::string_view text, size_t max_hashes) {
-  if (!JsonDepthWithin(text, kMaxDepth)) return InvalidArgumentError("a KV event batch nests too deep");
-  ASSIGN_OR_RETURN(Json json, ParseObject(text, "a KV event batch"));
+  ASSIGN_OR_RETURN(Json value, ParseObject(text, "a KV event batch"));
+  json::ObjectReader reader(value, "a KV event batch");
   KvEventBatch batch;
-  const Json seq = json.value("seq", Json());
-  const Json snapshot = json.value("snapshot", Json(false));
-  if (!seq.is_number_unsigned() || !snapshot.is_boolean()) return InvalidArgumentError("a batch needs seq and snapshot");
-  batch.seq = seq.get<uint64_t>();
-  batch.snapshot = snapshot.get<bool>();
+  int64_t seq = -1;
+  const Json* events = nullptr;
+  reader.RequiredInt("seq", 0, std::numeric_limits<int64_t>::max(), &seq)
+      .Bool("snapshot", &batch.snapshot)
+      .RequiredArray("events", &events);
+  if (!reader.ok()) return reader.status();
+  batch.seq = static_cast<uint64_t>(seq);
   // Batches count from 1; a snapshot taken before the first one is the state after "0".
-  if (batch.seq == 0 && !batch.snapshot) return InvalidArgumentError("seq must be > 0");
-  const Json events = json.value("events", Json());
-  if (!events.is_array()) return InvalidArgumentError("events is not an array");
+  if (batch.seq == 0 && !batch.snapshot) return InvalidArgumentError("a KV event batch: seq must be > 0");
   size_t num_hashes = 0;
-  for (const Json& event : events) {
+  for (const Json& event : *events) {
     ASSIGN_OR_RETURN(KvEventRun run, RunOf(event, &num_hashes, max_hashes));
     batch.events.push_back(std::move(run));
   }

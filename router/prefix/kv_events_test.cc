@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 namespace surge::router {
 namespace {
@@ -28,6 +29,35 @@ TEST(KvEventsTest, RefusesAConfigItCannotReproduce) {
             StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseKvConfig(R"({"block_size":16,"hash":"splitmix64-chain-v1","hash_seed":7,"num_total_blocks":1})").ok());
   EXPECT_FALSE(ParseKvConfig("[]").ok());
+}
+
+// Issue 31: each of these threw inside the HTTP client's callback (ending the router), was
+// undefined behaviour, or silently wrapped; each is now a refusal naming the field.
+TEST(KvEventsTest, RefusesHostileConfigsWithTheFieldNamed) {
+  const std::string seed = R"("hash":"splitmix64-chain-v1","hash_seed":"0","num_total_blocks":1)";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"hash":1})", "hash"},
+      {R"({"block_size":"16",)" + seed + "}", "block_size"},
+      {R"({"block_size":1e300,)" + seed + "}", "block_size"},
+      {R"({"block_size":4294967297,)" + seed + "}", "block_size"},
+      {R"({"block_size":16.5,)" + seed + "}", "block_size"},
+      {R"({"block_size":-16,)" + seed + "}", "block_size"},
+      {R"({"block_size":16,"hash":"splitmix64-chain-v1","hash_seed":"0","num_total_blocks":1e300})", "num_total_blocks"},
+      {R"({"block_size":16,"hash":"splitmix64-chain-v1","hash_seed":[],"num_total_blocks":1})", "hash_seed"},
+      {R"({"block_size":16,"hash":"splitmix64-chain-v1","hash_seed":"xyz","num_total_blocks":1})", "hash_seed"},
+      {R"({"block_size":16,"hash":"splitmix64-chain-v1","hash_seed":)" + std::string(100'000, '[') +
+           std::string(100'000, ']') + R"(,"num_total_blocks":1})",
+       "deeper"},
+      {"{\"hash\":\"\xff\"}", "not valid JSON"},
+      {R"({"hash":"splitmix64-chain-v1","hash_seed":"0","num_total_blocks":1})", "block_size is required"},
+  };
+  for (const auto& [text, named] : cases) {
+    StatusOr<KvConfig> config = ParseKvConfig(text);
+    ASSERT_FALSE(config.ok()) << text.substr(0, 200);
+    EXPECT_NE(config.status().message().find(named), std::string::npos) << config.status().ToString();
+  }
+  // The hash names itself, in JSON, whatever bytes it holds.
+  EXPECT_EQ(ParseKvConfig(R"({"hash":"md5\u0000"})").status().code(), StatusCode::kUnimplemented);
 }
 
 TEST(KvEventsTest, ParsesABatch) {
@@ -58,6 +88,13 @@ TEST(KvEventsTest, RefusesBadBatches) {
            R"({"seq":1,"events":[{"type":"stored","block_hashes":["xyz"]}]})",
            R"({"seq":1,"events":[{"type":"stored","block_hashes":"1"}]})",
            R"({"seq":1,"events":[[[[[[[[[]]]]]]]]]})",                                 // too deep
+           R"({"seq":1e300,"events":[]})",                                             // not an integer
+           R"({"seq":18446744073709551615,"events":[]})",                              // past int64
+           R"({"seq":"1","events":[]})",
+           R"({"seq":1,"events":[{"type":1}]})",
+           R"({"seq":1,"events":[{"type":{"a":[1]}}]})",
+           R"({"seq":1,"events":[{"type":"stored","block_hashes":{"a":1}}]})",
+           "{\"seq\":1,\"events\":[{\"type\":\"\xff\"}]}",                   // invalid UTF-8
        }) {
     EXPECT_FALSE(ParseKvEventBatch(bad, 16).ok()) << bad;
   }
