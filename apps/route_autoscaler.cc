@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 
 #include "router/backend.h"
 #include "router/backend_set.h"
@@ -42,8 +43,16 @@ RouteAutoscaler::RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gate
       cost_usd_(gateway.metrics_registry().AddCounterFamily(
           "surge_autoscale_cost_usd_total", "Cost of the replicas since start-up, by pool and class", {"pool", "class"})),
       desired_(gateway.metrics_registry().AddGaugeFamily("surge_autoscale_desired_replicas",
-                                                         "The policy's last desired replica count", {"pool"})) {
-  for (const autoscale::PoolConfig& pool : config_.pools) pools_.emplace_back(pool);
+                                                         "The policy's last desired replica count", {"pool"})),
+      errors_(gateway.metrics_registry().AddCounterFamily(
+          "surge_autoscale_errors_total",
+          "Autoscaler steps that failed, by pool and op: resize (the actuator refused or the Kubernetes API "
+          "failed), step (an unexpected error; the loop went on)",
+          {"pool", "op"})) {
+  for (const autoscale::PoolConfig& pool : config_.pools) {
+    pools_.emplace_back(pool);
+    for (const char* op : {"resize", "step"}) errors_.WithLabels({pool.name, op});  // rate() reads 0, not nothing
+  }
 }
 
 RouteAutoscaler::~RouteAutoscaler() { Stop(); }
@@ -108,19 +117,30 @@ void RouteAutoscaler::Step() {
   const autoscale::Instant now =
       std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   for (autoscale::PoolAutoscaler& pool : pools_) {
-    actuator_->Reconcile(pool.name(), pool.classes(), now);
-    const autoscale::PoolMetrics metrics = Sample(pool.name());
-    const autoscale::Decision decision = pool.Decide(now, metrics);
-    Publish(pool, decision, now);
-    if (decision.desired_replicas == decision.current_replicas) continue;
-    std::fprintf(stderr, "surge route: autoscale pool %s: %d -> %d (%s)\n", pool.name().c_str(),
-                 decision.current_replicas, decision.desired_replicas, decision.reason.c_str());
-    Status status = actuator_->Resize(pool.name(), decision.desired_replicas, pool.classes(), now);
-    if (!status.ok()) {
-      std::fprintf(stderr, "surge route: autoscale pool %s: %s\n", pool.name().c_str(), status.message().c_str());
+    // The edge of this thread: whatever a step throws fails that pool's step, not the process.
+    try {
+      StepPool(pool, now);
+    } catch (const std::exception& e) {
+      errors_.WithLabels({pool.name(), "step"}).Increment();
+      std::fprintf(stderr, "surge route: autoscale pool %s: step failed: %s\n", pool.name().c_str(), e.what());
     }
   }
   last_step_ = now;
+}
+
+void RouteAutoscaler::StepPool(autoscale::PoolAutoscaler& pool, autoscale::Instant now) {
+  actuator_->Reconcile(pool.name(), pool.classes(), now);
+  const autoscale::PoolMetrics metrics = Sample(pool.name());
+  const autoscale::Decision decision = pool.Decide(now, metrics);
+  Publish(pool, decision, now);
+  if (decision.desired_replicas == decision.current_replicas) return;
+  std::fprintf(stderr, "surge route: autoscale pool %s: %d -> %d (%s)\n", pool.name().c_str(),
+               decision.current_replicas, decision.desired_replicas, decision.reason.c_str());
+  Status status = actuator_->Resize(pool.name(), decision.desired_replicas, pool.classes(), now);
+  if (!status.ok()) {
+    errors_.WithLabels({pool.name(), "resize"}).Increment();
+    std::fprintf(stderr, "surge route: autoscale pool %s: %s\n", pool.name().c_str(), status.message().c_str());
+  }
 }
 
 void RouteAutoscaler::Publish(autoscale::PoolAutoscaler& pool, const autoscale::Decision& decision,

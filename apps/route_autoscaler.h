@@ -57,6 +57,7 @@ class RouteAutoscaler {
   RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway, std::unique_ptr<ScaleActuator> actuator);
   void Run();
   void Step();
+  void StepPool(autoscale::PoolAutoscaler& pool, autoscale::Instant now);
   autoscale::PoolMetrics Sample(const std::string& pool);
   void Publish(autoscale::PoolAutoscaler& pool, const autoscale::Decision& decision, autoscale::Instant now);
 
@@ -69,6 +70,7 @@ class RouteAutoscaler {
   obs::GaugeFamily& usd_per_hour_;
   obs::CounterFamily& cost_usd_;
   obs::GaugeFamily& desired_;
+  obs::CounterFamily& errors_;  // per pool and op: resize, step
   autoscale::Instant last_step_{};  // the cost integral's previous point
   std::mutex mu_;
   std::condition_variable cv_;

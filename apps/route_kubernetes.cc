@@ -47,6 +47,11 @@ StatusOr<std::unique_ptr<autoscale::k8s::EndpointSliceWatcher>> StartKubernetesD
   options.kube_namespace = target->first;
   options.label_selector = target->second;
   options.port_name = flags.port_name;
+  obs::Counter& refused = gateway.metrics_registry().AddCounter(
+      "surge_router_kubernetes_refused_total",
+      "EndpointSlices and watch events from the Kubernetes API that discovery refused and ignored (not JSON, too "
+      "deep, a field of the wrong type or out of range)");
+  options.on_refused = [&refused](const Status&) { refused.Increment(); };
   auto on_change = [&gateway](const std::vector<std::string>& added, const std::vector<std::string>& removed) {
     for (const std::string& url : removed) (void)gateway.RemoveBackend(url);
     for (const std::string& url : added) {

@@ -1,37 +1,12 @@
 #include "autoscale/kubernetes/deployment_scaler.h"
 
-#include <nlohmann/json.hpp>
+#include "base/json_access.h"
 
 namespace surge::autoscale::k8s {
 namespace {
 
-using nlohmann::json;
-
-StatusOr<DeploymentScale> ParseScaleJson(const std::string& body) {
-  json scale = json::parse(body, nullptr, false);
-  if (!scale.is_object() || scale.value("kind", "") != "Scale") return DataLossError("scale: not a Scale object");
-  DeploymentScale out;
-  const json spec = scale.value("spec", json::object());
-  const json status = scale.value("status", json::object());
-  out.spec_replicas = spec.value("replicas", 0);
-  out.status_replicas = status.value("replicas", 0);
-  out.selector = status.value("selector", "");
-  out.resource_version = scale.value("metadata", json::object()).value("resourceVersion", "");
-  return out;
-}
-
-StatusOr<DeploymentScale> ParseScale(const std::string& body) {
-  try {
-    return ParseScaleJson(body);
-  } catch (const json::exception& e) {  // a field of the wrong type
-    return DataLossError(std::string("scale: ") + e.what());
-  }
-}
-
 Status HttpError(const std::string& what, const net::HttpResponse& response) {
-  json body = json::parse(response.body, nullptr, false);
-  std::string message = body.is_object() ? body.value("message", "") : response.body.substr(0, 200);
-  std::string text = what + ": HTTP " + std::to_string(response.status) + ": " + message;
+  std::string text = what + ": HTTP " + std::to_string(response.status) + ": " + StatusMessage(response.body);
   if (response.status == 404) return NotFoundError(text);
   if (response.status == 401 || response.status == 403) return Status(StatusCode::kUnavailable, text + " (check the RBAC Role: get/update deployments/scale)");
   return UnavailableError(text);
@@ -61,12 +36,12 @@ StatusOr<DeploymentScale> DeploymentScaler::SetReplicas(int replicas) {
   for (int attempt = 1;; ++attempt) {
     ASSIGN_OR_RETURN(DeploymentScale current, Get());
     if (current.spec_replicas == replicas) return current;
-    json body = {{"kind", "Scale"},
+    json::Json body = {{"kind", "Scale"},
                  {"apiVersion", "autoscaling/v1"},
                  {"metadata", {{"name", deployment_}, {"namespace", namespace_},
                                {"resourceVersion", current.resource_version}}},
                  {"spec", {{"replicas", replicas}}}};
-    ASSIGN_OR_RETURN(net::HttpResponse response, client_.Call("PUT", Path(), body.dump(), "application/json"));
+    ASSIGN_OR_RETURN(net::HttpResponse response, client_.Call("PUT", Path(), json::Dump(body), "application/json"));
     if (response.status == 200) return ParseScale(response.body);
     if (response.status != 409) return HttpError("scale " + namespace_ + "/" + deployment_, response);
     ++num_conflicts_;

@@ -5,16 +5,10 @@
 #include <string>
 
 #include "autoscale/kubernetes/kube_client.h"
+#include "autoscale/kubernetes/kube_objects.h"
 #include "base/status.h"
 
 namespace surge::autoscale::k8s {
-
-struct DeploymentScale {
-  int spec_replicas = 0;    // what was asked for
-  int status_replicas = 0;  // what the controller has created
-  std::string selector{};   // the pods' label selector, as the Scale reports it
-  std::string resource_version{};
-};
 
 class DeploymentScaler {
  public:

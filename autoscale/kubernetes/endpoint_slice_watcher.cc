@@ -1,72 +1,19 @@
 #include "autoscale/kubernetes/endpoint_slice_watcher.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <exception>
+
+#include "autoscale/kubernetes/kube_objects.h"
+#include "base/logging.h"
 
 namespace surge::autoscale::k8s {
 namespace {
 
-using nlohmann::json;
-
-// The message of a Kubernetes Status object in an error body, else the body's start.
 std::string ApiError(const net::HttpResponse& response) {
-  json body = json::parse(response.body, nullptr, false);
-  std::string message = body.is_object() ? body.value("message", "") : "";
-  if (message.empty()) message = response.body.substr(0, 200);
-  return "HTTP " + std::to_string(response.status) + ": " + message;
-}
-
-StatusOr<int> SlicePort(const json& slice, std::string_view port_name) {
-  if (!slice.contains("ports") || !slice["ports"].is_array()) return InvalidArgumentError("slice has no ports");
-  const json& ports = slice["ports"];
-  for (const json& port : ports) {
-    std::string name = port.is_object() ? port.value("name", "") : "";
-    if ((name == port_name || (port_name.empty() && ports.size() == 1)) && port.contains("port") &&
-        port["port"].is_number_integer()) {
-      return port["port"].get<int>();
-    }
-  }
-  return NotFoundError("slice has no port named '" + std::string(port_name) + "'");
-}
-
-std::string HostForUrl(const std::string& address) {
-  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
-}
-
-StatusOr<std::vector<std::string>> UrlsOf(const json& slice, std::string_view port_name, std::string_view scheme) {
-  if (!slice.is_object()) return InvalidArgumentError("EndpointSlice is not a JSON object");
-  std::vector<std::string> urls;
-  if (!slice.contains("endpoints") || slice["endpoints"].is_null()) return urls;  // an empty slice
-  StatusOr<int> port = SlicePort(slice, port_name);
-  if (!port.ok()) return port.status().code() == StatusCode::kNotFound ? urls : StatusOr<std::vector<std::string>>(port.status());
-  if (!slice["endpoints"].is_array()) return InvalidArgumentError("EndpointSlice endpoints is not an array");
-  for (const json& endpoint : slice["endpoints"]) {
-    if (!endpoint.is_object()) continue;
-    json conditions = endpoint.value("conditions", json::object());
-    if (!conditions.is_object()) conditions = json::object();
-    bool ready = !conditions.contains("ready") || conditions["ready"].is_null() || conditions["ready"] == true;
-    bool terminating = conditions.contains("terminating") && conditions["terminating"] == true;
-    if (!ready || terminating || !endpoint.contains("addresses") || !endpoint["addresses"].is_array()) continue;
-    for (const json& address : endpoint["addresses"]) {
-      if (!address.is_string()) continue;
-      urls.push_back(std::string(scheme) + "://" + HostForUrl(address.get<std::string>()) + ":" +
-                     std::to_string(*port));
-    }
-  }
-  return urls;
+  return "HTTP " + std::to_string(response.status) + ": " + StatusMessage(response.body);
 }
 
 }  // namespace
-
-StatusOr<std::vector<std::string>> ReadyEndpointUrls(std::string_view slice_json, std::string_view port_name,
-                                                     std::string_view scheme) {
-  try {
-    return UrlsOf(json::parse(slice_json, nullptr, false), port_name, scheme);
-  } catch (const json::exception& e) {  // a field of the wrong type
-    return DataLossError(std::string("EndpointSlice: ") + e.what());
-  }
-}
 
 EndpointSliceWatcher::EndpointSliceWatcher(KubeClient client, EndpointSliceWatcherOptions options, Callback callback)
     : client_(std::move(client)), options_(std::move(options)), callback_(std::move(callback)) {}
@@ -91,70 +38,47 @@ void EndpointSliceWatcher::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-Status EndpointSliceWatcher::List() {
-  try {
-    return ListOnce();
-  } catch (const json::exception& e) {  // a field of the wrong type
-    return DataLossError(std::string("list EndpointSlices: ") + e.what());
-  }
+void EndpointSliceWatcher::Refuse(std::string_view what, const Status& why) {
+  const int64_t count = ++num_refused_;
+  if (options_.on_refused) options_.on_refused(why);
+  if ((count & (count - 1)) != 0) return;  // logged the 1st, 2nd, 4th, ... time
+  LOG(WARNING) << "kubernetes discovery: " << what << " refused and ignored (" << count << " so far): " << why.message();
 }
 
-Status EndpointSliceWatcher::ListOnce() {
+Status EndpointSliceWatcher::List() {
   ++num_lists_;
   ASSIGN_OR_RETURN(net::HttpResponse response, client_.Call("GET", CollectionPath()));
   if (response.status != 200) return UnavailableError("list EndpointSlices: " + ApiError(response));
-  json list = json::parse(response.body, nullptr, false);
-  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-    return DataLossError("list EndpointSlices: not an EndpointSliceList");
-  }
+  StatusOr<SliceList> list = ParseSliceList(response.body, options_.port_name, options_.scheme);
+  if (!list.ok()) return list.status().WithContext("list EndpointSlices");
+  for (const Status& refused : list->refused) Refuse("a listed EndpointSlice", refused);  // the rest still count
   std::map<std::string, std::set<std::string>> slices;
-  for (const json& item : list["items"]) {
-    std::string name = item.value("metadata", json::object()).value("name", "");
-    ASSIGN_OR_RETURN(std::vector<std::string> urls, UrlsOf(item, options_.port_name, options_.scheme));
-    slices[name] = std::set<std::string>(urls.begin(), urls.end());
-  }
+  for (SliceUrls& slice : list->slices) slices[slice.name] = std::set<std::string>(slice.urls.begin(), slice.urls.end());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    resource_version_ = list.value("metadata", json::object()).value("resourceVersion", "");
+    resource_version_ = list->resource_version;
   }
   Replace(std::move(slices));
   return OkStatus();
 }
 
 Status EndpointSliceWatcher::HandleEvent(std::string_view line, bool* relist) {
-  try {
-    return ApplyEvent(line, relist);
-  } catch (const json::exception& e) {
-    return DataLossError(std::string("watch event: ") + e.what());
+  StatusOr<WatchEvent> event = ParseWatchEvent(line, options_.port_name, options_.scheme);
+  if (!event.ok()) {
+    Refuse("a watch line", event.status());
+    return OkStatus();
   }
-}
-
-Status EndpointSliceWatcher::ApplyEvent(std::string_view line, bool* relist) {
-  json event = json::parse(line, nullptr, false);
-  if (!event.is_object() || !event.contains("object")) return DataLossError("watch: a line that is not an event");
-  const std::string type = event.value("type", "");
-  const json& object = event["object"];
-  if (type == "ERROR") {
-    if (object.value("code", 0) == 410) {
-      *relist = true;
-      return OkStatus();
-    }
-    return UnavailableError("watch ERROR event: " + object.value("message", object.dump()));
+  if (event->type == "ERROR") {
+    *relist = event->gone;
+    return event->error;
   }
-  const json metadata = object.value("metadata", json::object());
-  std::string rv = metadata.value("resourceVersion", "");
-  if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
-    std::set<std::string> urls;
-    if (type != "DELETED") {
-      ASSIGN_OR_RETURN(std::vector<std::string> ready, UrlsOf(object, options_.port_name, options_.scheme));
-      urls.insert(ready.begin(), ready.end());
-    }
-    SetSlice(metadata.value("name", ""), std::move(urls));
-  } else if (type != "BOOKMARK") {
-    return DataLossError("watch: unknown event type '" + type + "'");
+  if (!event->refused.ok()) {
+    Refuse(event->type + " of EndpointSlice '" + event->name + "'", event->refused);
+  } else if (event->type != "BOOKMARK") {
+    SetSlice(event->name, std::set<std::string>(event->urls.begin(), event->urls.end()));  // DELETED: none
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (!rv.empty()) resource_version_ = rv;
+  if (!event->resource_version.empty()) resource_version_ = event->resource_version;
   return OkStatus();
 }
 
@@ -193,15 +117,25 @@ Status EndpointSliceWatcher::WatchOnce(bool* relist) {
   return OkStatus();
 }
 
+// The edge of the watcher's thread: an exception (out of memory, a bug) fails this round,
+// which is retried after the back-off like any failed list or watch.
+Status EndpointSliceWatcher::ListAndWatch(bool* relist) {
+  try {
+    Status status = *relist ? List() : OkStatus();
+    if (!status.ok()) return status;
+    *relist = false;
+    return WatchOnce(relist);
+  } catch (const std::exception& e) {
+    Refuse("a list or watch", InternalError(e.what()));
+    return InternalError(std::string("EndpointSlice discovery: ") + e.what());
+  }
+}
+
 void EndpointSliceWatcher::Run() {
   int64_t backoff_ms = options_.initial_backoff_ms;
   bool relist = false;
   while (!stop_) {
-    Status status = relist ? List() : OkStatus();
-    if (status.ok()) {
-      relist = false;
-      status = WatchOnce(&relist);
-    }
+    Status status = ListAndWatch(&relist);
     if (stop_) break;
     if (status.ok()) {  // the server ended the watch (timeoutSeconds) or asked for a re-list
       backoff_ms = options_.initial_backoff_ms;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "autoscale/kubernetes/kube_client.h"
+#include "autoscale/kubernetes/kube_objects.h"
 #include "base/status.h"
 
 namespace surge::autoscale::k8s {
@@ -29,13 +30,10 @@ struct EndpointSliceWatcherOptions {
   // Silence that ends a watch (then it is reopened): a connection that died without a FIN
   // must not hang discovery. 0: watch_timeout_s + 30 s (bookmarks are optional, so no less).
   int64_t read_timeout_ms = 0;
+  // Called on the watcher's thread for each slice or watch event refused (not JSON, too
+  // deep, a field of the wrong type or out of range) and ignored: the caller counts it.
+  std::function<void(const Status&)> on_refused = nullptr;
 };
-
-// The URLs one slice contributes: for each endpoint with conditions.ready true (an absent
-// ready counts as ready, as the API says) and not terminating, each address at the named
-// port: "http://10.0.0.7:8000", "http://[fd00::7]:8000". Errors name the missing field.
-StatusOr<std::vector<std::string>> ReadyEndpointUrls(std::string_view slice_json, std::string_view port_name,
-                                                     std::string_view scheme);
 
 class EndpointSliceWatcher {
  public:
@@ -56,20 +54,25 @@ class EndpointSliceWatcher {
   std::vector<std::string> Endpoints() const;  // the current ready URLs, sorted
   int64_t num_lists() const { return num_lists_; }      // initial list + re-lists
   int64_t num_watches() const { return num_watches_; }  // watch requests made
+  int64_t num_refused() const { return num_refused_; }  // slices and events refused and ignored
   std::string resource_version() const;
 
  private:
-  Status List();  // ListOnce, with JSON type errors as DATA_LOSS
-  Status ListOnce();
+  // Lists every slice; one that cannot be read is refused (Refuse) and the rest still count.
+  Status List();
   // One watch request until the server ends it; *relist set on a 410 (event or status).
   Status WatchOnce(bool* relist);
-  Status HandleEvent(std::string_view line, bool* relist);  // ApplyEvent, type errors as DATA_LOSS
-  Status ApplyEvent(std::string_view line, bool* relist);
+  // One watch line. An event that cannot be read is refused and skipped (its resourceVersion
+  // still taken when readable, so it is not replayed): a bad object never ends the watch.
+  Status HandleEvent(std::string_view line, bool* relist);
+  // Logs (1st, 2nd, 4th, ... time), counts and reports an answer that was ignored.
+  void Refuse(std::string_view what, const Status& why);
   void SetSlice(const std::string& name, std::set<std::string> urls);
   void Replace(std::map<std::string, std::set<std::string>> slices);
   void Report(const std::set<std::string>& before);
   std::set<std::string> AllUrls() const;  // mu_ held
   void Run();
+  Status ListAndWatch(bool* relist);  // a re-list when *relist, then one watch
   std::string CollectionPath() const;
 
   const KubeClient client_;
@@ -81,6 +84,7 @@ class EndpointSliceWatcher {
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> num_lists_{0};
   std::atomic<int64_t> num_watches_{0};
+  std::atomic<int64_t> num_refused_{0};
   std::thread thread_;
 };
 

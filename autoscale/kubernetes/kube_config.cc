@@ -1,28 +1,34 @@
 // Where KubeClient's configuration comes from: a pod's service account, or a kubeconfig (YAML or JSON).
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 
 #include "autoscale/kubernetes/kube_client.h"
 #include "autoscale/read_file.h"
+#include "base/json_access.h"
 #include "base/yaml/yaml_to_json.h"
 
 namespace surge::autoscale::k8s {
 namespace {
 
-using nlohmann::json;
+using json::Json;
 constexpr size_t kMaxConfigBytes = 4 << 20;
+// A kubeconfig nests five levels (contexts, entry, context, ...); extensions a few more.
+constexpr int kMaxConfigDepth = 64;
 
 StatusOr<std::string> ReadSmall(const std::string& path, const std::string& what) {
   return ReadBoundedFile(path, kMaxConfigBytes, what);
 }
 
-// The named entry of a kubeconfig list ("clusters", "users", "contexts"): {name, KEY: {...}}.
-StatusOr<json> FindNamed(const json& config, const char* list, const char* key, const std::string& name) {
-  if (config.contains(list) && config[list].is_array()) {
-    for (const json& entry : config[list]) {
-      if (entry.is_object() && entry.value("name", "") == name && entry.contains(key) && entry[key].is_object()) {
-        return entry[key];
+// The named entry of a kubeconfig list ("clusters", "users", "contexts"): {name, KEY: {...}},
+// borrowed from `config`. Entries of the wrong shape are skipped, as kubectl skips them.
+StatusOr<const Json*> FindNamed(const Json& config, const char* list, const char* key, const std::string& name) {
+  const auto entries = config.find(list);
+  if (entries != config.end() && entries->is_array()) {
+    for (const Json& entry : *entries) {
+      if (!entry.is_object()) continue;
+      const auto entry_name = entry.find("name");
+      const auto value = entry.find(key);
+      if (entry_name != entry.end() && *entry_name == name && value != entry.end() && value->is_object()) {
+        return &*value;
       }
     }
   }
@@ -35,25 +41,31 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 }
 
 // "X-data" (base64) or "X" (a file path) of a kubeconfig entry; "" when neither is set.
-StatusOr<std::string> DataOrFile(const json& entry, const std::string& key, const std::string& base_dir) {
-  if (entry.contains(key + "-data")) {
-    StatusOr<std::string> decoded = Base64Decode(entry.value(key + "-data", ""));
+StatusOr<std::string> DataOrFile(const Json& entry, const std::string& key, const std::string& base_dir,
+                                 const std::string& what) {
+  json::ObjectReader reader(entry, "kubeconfig: " + what);
+  std::string data, path;
+  if (!reader.String(key + "-data", &data).String(key, &path).ok()) return reader.status();
+  if (reader.Find(key + "-data") != nullptr) {
+    StatusOr<std::string> decoded = Base64Decode(data);
     if (!decoded.ok()) return decoded.status().WithContext("kubeconfig: " + key + "-data");
     return decoded;
   }
-  if (entry.contains(key)) return ReadSmall(Resolve(base_dir, entry.value(key, "")), key);
+  if (reader.Find(key) != nullptr) return ReadSmall(Resolve(base_dir, path), key);
   return std::string();
 }
 
-Status ReadUser(const json& user, const std::string& base_dir, KubeClientConfig* config) {
+Status ReadUser(const Json& user, const std::string& base_dir, KubeClientConfig* config) {
   if (user.contains("exec") || user.contains("auth-provider")) {
     return UnimplementedError("kubeconfig: exec and auth-provider users are not supported; use a token, "
                               "tokenFile or client certificate (e.g. a service-account token)");
   }
-  config->token = user.value("token", "");
-  if (user.contains("tokenFile")) config->token_file = Resolve(base_dir, user.value("tokenFile", ""));
-  ASSIGN_OR_RETURN(config->tls.client_cert_pem, DataOrFile(user, "client-certificate", base_dir));
-  ASSIGN_OR_RETURN(config->tls.client_key_pem, DataOrFile(user, "client-key", base_dir));
+  json::ObjectReader reader(user, "kubeconfig: user");
+  std::string token_file;
+  if (!reader.String("token", &config->token).String("tokenFile", &token_file).ok()) return reader.status();
+  if (!token_file.empty()) config->token_file = Resolve(base_dir, token_file);
+  ASSIGN_OR_RETURN(config->tls.client_cert_pem, DataOrFile(user, "client-certificate", base_dir, "user"));
+  ASSIGN_OR_RETURN(config->tls.client_key_pem, DataOrFile(user, "client-key", base_dir, "user"));
   return OkStatus();
 }
 
@@ -113,36 +125,43 @@ StatusOr<KubeClientConfig> InClusterConfig(std::string_view service_account_dir,
 namespace {
 
 // kubectl writes YAML; `-o json` writes JSON, which is read as JSON (a JSON text with tabs is
-// not always YAML).
-StatusOr<json> KubeconfigTree(std::string_view text) {
+// not always YAML). Either way the depth is bounded before anything recursive runs.
+StatusOr<Json> KubeconfigTree(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') {
-    json config = json::parse(text, nullptr, false);
-    if (config.is_discarded()) return InvalidArgumentError("kubeconfig: not valid JSON");
-    return config;
+    return json::Parse(text, "kubeconfig", kMaxConfigDepth, kMaxConfigBytes);
   }
-  StatusOr<json> config = YamlToJson(text);
+  StatusOr<nlohmann::json> config = YamlToJson(text, {.max_bytes = kMaxConfigBytes, .max_depth = kMaxConfigDepth});
   if (!config.ok()) return config.status().WithContext("kubeconfig");
-  return config;
+  return Json(*config);
 }
 
-StatusOr<KubeClientConfig> ParseKubeconfigTree(const json& config, const std::string& base_dir,
+StatusOr<KubeClientConfig> ParseKubeconfigTree(const Json& config, const std::string& base_dir,
                                                std::string_view context_name) {
   if (!config.is_object()) return InvalidArgumentError("kubeconfig: not a mapping of clusters, users and contexts");
-  std::string context = context_name.empty() ? config.value("current-context", "") : std::string(context_name);
+  std::string context(context_name);
+  json::ObjectReader top(config, "kubeconfig");
+  if (context.empty() && !top.String("current-context", &context).ok()) return top.status();
   if (context.empty()) return InvalidArgumentError("kubeconfig: no current-context and no context named");
-  ASSIGN_OR_RETURN(json ctx, FindNamed(config, "contexts", "context", context));
-  ASSIGN_OR_RETURN(json cluster, FindNamed(config, "clusters", "cluster", ctx.value("cluster", "")));
+  ASSIGN_OR_RETURN(const Json* ctx, FindNamed(config, "contexts", "context", context));
+  json::ObjectReader ctx_reader(*ctx, "kubeconfig: context '" + context + "'");
+  std::string cluster_name, user_name;
   KubeClientConfig out;
-  out.server = cluster.value("server", "");
-  if (out.server.empty()) return InvalidArgumentError("kubeconfig: cluster '" + ctx.value("cluster", "") + "' has no server");
+  ctx_reader.String("cluster", &cluster_name).String("user", &user_name).String("namespace", &out.default_namespace);
+  if (!ctx_reader.ok()) return ctx_reader.status();
+  ASSIGN_OR_RETURN(const Json* cluster, FindNamed(config, "clusters", "cluster", cluster_name));
+  json::ObjectReader cluster_reader(*cluster, "kubeconfig: cluster '" + cluster_name + "'");
+  bool insecure = false;
+  if (!cluster_reader.String("server", &out.server).Bool("insecure-skip-tls-verify", &insecure).ok()) {
+    return cluster_reader.status();
+  }
+  if (out.server.empty()) return InvalidArgumentError("kubeconfig: cluster '" + cluster_name + "' has no server");
   while (!out.server.empty() && out.server.back() == '/') out.server.pop_back();
-  ASSIGN_OR_RETURN(out.tls.ca_pem, DataOrFile(cluster, "certificate-authority", base_dir));
-  out.tls.verify_peer = !cluster.value("insecure-skip-tls-verify", false);
-  out.default_namespace = ctx.value("namespace", "");
-  if (ctx.contains("user")) {
-    ASSIGN_OR_RETURN(json user, FindNamed(config, "users", "user", ctx.value("user", "")));
-    RETURN_IF_ERROR(ReadUser(user, base_dir, &out));
+  ASSIGN_OR_RETURN(out.tls.ca_pem, DataOrFile(*cluster, "certificate-authority", base_dir, "cluster"));
+  out.tls.verify_peer = !insecure;
+  if (ctx_reader.Find("user") != nullptr) {
+    ASSIGN_OR_RETURN(const Json* user, FindNamed(config, "users", "user", user_name));
+    RETURN_IF_ERROR(ReadUser(*user, base_dir, &out));
   }
   return out;
 }
@@ -151,12 +170,8 @@ StatusOr<KubeClientConfig> ParseKubeconfigTree(const json& config, const std::st
 
 StatusOr<KubeClientConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir,
                                            std::string_view context_name) {
-  ASSIGN_OR_RETURN(json config, KubeconfigTree(text));
-  try {
-    return ParseKubeconfigTree(config, base_dir, context_name);
-  } catch (const json::exception& e) {  // a field of the wrong type
-    return InvalidArgumentError(std::string("kubeconfig: ") + e.what());
-  }
+  ASSIGN_OR_RETURN(Json config, KubeconfigTree(text));
+  return ParseKubeconfigTree(config, base_dir, context_name);
 }
 
 StatusOr<KubeClientConfig> LoadKubeconfig(const std::string& path, std::string_view context_name) {

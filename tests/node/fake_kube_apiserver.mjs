@@ -44,6 +44,7 @@ export class FakeApiServer {
     this.events = [];           // {rv, type, object}: the watch cache
     this.deployments = new Map();  // "ns/name" -> {replicas, rv, selector}
     this.numConflicts = 0;      // the next N scale writes lose a race with another writer
+    this.rawAnswers = [];       // {method, path, watch, status, body, times}: bytes a broken server sends
     this.watches = new Set();
     this.requests = [];         // every API request: {method, path, query, contentType, body}
     this.watch410AsHttp = false;  // answer a too-old watch with HTTP 410 instead of an ERROR event
@@ -115,6 +116,13 @@ export class FakeApiServer {
     const send = (code, obj) => { res.writeHead(code, {'Content-Type': 'application/json'}); res.end(JSON.stringify(obj)); };
     if (this.token && req.headers.authorization !== `Bearer ${this.token}`) {
       return send(401, status(401, 'Unauthorized', 'Unauthorized'));
+    }
+    const isWatch = ['1', 'true'].includes(url.searchParams.get('watch'));
+    const raw = this.rawAnswers.find((r) => r.method === req.method && r.path === url.pathname && !!r.watch === isWatch);
+    if (raw) {
+      if (--raw.times <= 0) this.rawAnswers.splice(this.rawAnswers.indexOf(raw), 1);
+      res.writeHead(raw.status, {'Content-Type': 'application/json'});
+      return res.end(raw.bodyBase64 ? Buffer.from(raw.bodyBase64, 'base64') : raw.body);
     }
     let m = url.pathname.match(/^\/apis\/discovery\.k8s\.io\/v1\/namespaces\/([^/]+)\/endpointslices$/);
     if (m && req.method === 'GET') {
@@ -205,6 +213,8 @@ export class FakeApiServer {
     else if (op === 'deployment') this.setDeployment(args.namespace, args.name, args.replicas);
     else if (op === 'conflicts') this.numConflicts = args.n;
     else if (op === 'watch410-as-http') this.watch410AsHttp = args.on;
+    else if (op === 'raw') this.rawAnswers.push({...args, times: args.times ?? 1});  // the next answer(s) verbatim
+    else if (op === 'watch-line') { for (const w of this.watches) w.res.write(args.line + '\n'); }
     else if (op === 'state') {
       result = {rv: this.rv, numWatches: this.watches.size, requests: this.requests,
                 deployments: Object.fromEntries([...this.deployments].map(([k, d]) => [k, d.replicas]))};
