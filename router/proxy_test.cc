@@ -14,103 +14,14 @@
 #include "net/http_server.h"
 #include "net/sse.h"
 #include "net/test_util.h"
+#include "router/fake_engine.h"
 #include "router/gateway.h"
 #include "router/router_metrics.h"
 
 namespace surge::router {
 namespace {
 
-using Json = nlohmann::json;
-using Writer = std::shared_ptr<net::ResponseWriter>;
-using Handler = std::function<void(const net::HttpRequest&, Writer)>;
-
-// An engine stand-in: /health (status settable), /metrics, /v1/models and a completion
-// route whose behaviour the test sets.
-class FakeEngine {
- public:
-  explicit FakeEngine(std::string model = "m") : model_(std::move(model)) {
-    server_.Route("GET", "/health", [this](net::HttpRequest, Writer w) { w->Send(health_status_.load(), {}, "{}"); });
-    server_.Route("GET", "/metrics", [this](net::HttpRequest, Writer w) {
-      std::lock_guard<std::mutex> lock(mu_);
-      w->Send(200, {}, metrics_body_);
-    });
-    server_.Route("GET", "/v1/models", [this](net::HttpRequest, Writer w) {
-      std::lock_guard<std::mutex> lock(mu_);
-      w->SendJson(200, models_body_.empty()
-                           ? Json{{"object", "list"}, {"data", {{{"id", model_}, {"object", "model"}}}}}.dump()
-                           : models_body_);
-    });
-    server_.Route("POST", "/v1/completions", [this](net::HttpRequest request, Writer w) {
-      ++num_requests_;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        last_request_ = request;
-      }
-      Handler handler;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        handler = handler_;
-      }
-      handler(request, std::move(w));
-    });
-    SetHandler([](const net::HttpRequest& r, Writer w) { w->SendJson(200, R"({"echo":)" + Json(r.body).dump() + "}"); });
-    EXPECT_TRUE(server_.Start().ok());
-  }
-  // What GET /metrics and GET /v1/models answer (a broken or hostile engine's bytes).
-  void SetAnswers(std::string metrics, std::string models) {
-    std::lock_guard<std::mutex> lock(mu_);
-    metrics_body_ = std::move(metrics);
-    models_body_ = std::move(models);
-  }
-  void SetHandler(Handler handler) {
-    std::lock_guard<std::mutex> lock(mu_);
-    handler_ = std::move(handler);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
-  int num_requests() const { return num_requests_.load(); }
-  int64_t num_connections() const { return server_.num_accepted_connections(); }
-  net::HttpRequest last_request() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_request_;
-  }
-  std::atomic<int> health_status_{200};
-
- private:
-  std::string model_;
-  net::HttpServer server_;
-  std::mutex mu_;
-  Handler handler_;
-  std::string metrics_body_ = "surge_num_requests_running 0\n";
-  std::string models_body_;  // "": the model list of `model_`
-  net::HttpRequest last_request_;
-  std::atomic<int> num_requests_{0};
-};
-
-RouteConfig FastConfig(const std::vector<std::string>& urls, const std::string& policy = "round-robin") {
-  RouteConfig config;
-  config.port = 0;
-  config.pools["default"].policy = policy;
-  for (const std::string& url : urls) config.backends.push_back({.url = url});
-  config.health.interval_ms = 50;
-  config.health.timeout_ms = 200;
-  config.retry = {.max_retries = 2, .backoff_base_ms = 1, .backoff_max_ms = 5};
-  config.timeouts.first_byte_ms = 2000;
-  config.timeouts.idle_ms = 2000;
-  return config;
-}
-
-std::unique_ptr<Gateway> StartGateway(RouteConfig config) {
-  auto gateway = Gateway::Create(std::move(config));
-  EXPECT_TRUE(gateway.ok()) << gateway.status().ToString();
-  EXPECT_TRUE((*gateway)->Start().ok());
-  return std::move(gateway).value();
-}
-
-StatusOr<net::HttpResponse> Post(net::HttpClient& client, const Gateway& gateway, std::string body,
-                                 net::HttpHeaders headers = {{"content-type", "application/json"}}) {
-  return client.Fetch({.method = "POST", .url = gateway.url() + "/v1/completions", .headers = std::move(headers),
-                       .body = std::move(body)});
-}
+using namespace testing_util;  // NOLINT: the shared fake engine and helpers
 
 TEST(ProxyTest, ForwardsTheRequestAndNamesTheBackend) {
   FakeEngine engine;
@@ -370,41 +281,6 @@ TEST(ProxyTest, ModelsAreTheUnionAndModelSelectsThePool) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
   }
   EXPECT_NE(metrics->body.find("pool=\"big\",policy=\"least-load\",code=\"200\""), std::string::npos);
-}
-
-// An engine whose /metrics and /v1/models answers are unusable (NaN, 1e999, invalid UTF-8,
-// nesting 100k deep) is counted and ignored: the router keeps serving, from it too.
-TEST(ProxyTest, BadEngineAnswersAreCountedAndIgnored) {
-  FakeEngine good("good"), bad("bad");
-  bad.SetAnswers("surge_num_requests_running NaN\nsurge_kv_cache_usage_ratio 1e999\n",
-                 R"({"object":"list","data":[{"id":"deep"}],"x":)" + std::string(100'000, '[') +
-                     std::string(100'000, ']') + "}");
-  auto gateway = StartGateway(FastConfig({good.url(), bad.url()}));
-  net::HttpClient client;
-  auto models = client.Fetch({.url = gateway->url() + "/v1/models"});
-  ASSERT_TRUE(models.ok());
-  EXPECT_EQ(models->status, 200);
-  EXPECT_EQ(Json::parse(models->body)["data"].size(), 1u) << models->body;
-  bad.SetAnswers("surge_num_requests_running 0\n", "{\"object\":\"list\",\"data\":[{\"id\":\"\xff\xfe\"}]}");
-  EXPECT_EQ(client.Fetch({.url = gateway->url() + "/v1/models"})->status, 200);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(Post(client, *gateway, "{}")->status, 200);
-  EXPECT_GT(bad.num_requests(), 0);  // still routable: its answers were bad, not its health
-  bad.SetAnswers("surge_num_requests_running +Inf\n", "");
-  // The monitor scrapes every 50 ms: wait (no deadline asserted) until it counted one.
-  const std::string metrics_line =
-      "surge_router_backend_bad_answers_total{backend=\"" + bad.url() + "\",answer=\"metrics\"}";
-  std::string text;
-  for (int i = 0; i < 600; ++i) {
-    text = client.Fetch({.url = gateway->url() + "/metrics"})->body;
-    if (text.find(metrics_line) != std::string::npos && text.find(metrics_line + " 0\n") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_NE(text.find(metrics_line), std::string::npos) << text;
-  EXPECT_EQ(text.find(metrics_line + " 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("surge_router_backend_bad_answers_total{backend=\"" + bad.url() + "\",answer=\"models\"} 2\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("surge_router_backend_bad_answers_total{backend=\"" + good.url() + "\",answer=\"models\"} 0\n"),
-            std::string::npos) << text;
 }
 
 // The worker supervisor's and autoscaler's calls, under traffic: backends come and go from
