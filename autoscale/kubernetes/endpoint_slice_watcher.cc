@@ -9,6 +9,10 @@
 namespace surge::autoscale::k8s {
 namespace {
 
+// One watch event (an EndpointSlice of a few hundred endpoints is ~100 KB); a longer line
+// ends the watch rather than growing without bound.
+constexpr size_t kMaxWatchLineBytes = 16 << 20;
+
 std::string ApiError(const net::HttpResponse& response) {
   return "HTTP " + std::to_string(response.status) + ": " + StatusMessage(response.body);
 }
@@ -98,6 +102,12 @@ Status EndpointSliceWatcher::WatchOnce(bool* relist) {
       if (line.find_first_not_of(" \r") == std::string::npos) continue;
       event_status = HandleEvent(line, relist);
       if (!event_status.ok() || *relist) return false;
+    }
+    if (pending.size() > kMaxWatchLineBytes) {  // a line without end: the server is broken
+      event_status = DataLossError("watch EndpointSlices: a line longer than " + std::to_string(kMaxWatchLineBytes) +
+                                   " bytes");
+      Refuse("a watch line", event_status);
+      return false;
     }
     return true;
   }};
