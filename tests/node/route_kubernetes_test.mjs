@@ -62,6 +62,60 @@ test('discovery follows the slice; --autoscale scales the Deployment', async () 
   assert.equal(none.status, 503);
 });
 
+// Issue 31: a watch event that is not JSON, nests 100k deep or holds a port of 2^32 + 80, and
+// a Scale of 1e300 replicas are refused, counted and logged; the router keeps serving and,
+// once the API answers sanely again, scales as ever.
+test('hostile API answers are counted; discovery, serving and scaling go on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'route-kube-'));
+  const fake = new FakeApiServer({ token: 's3cret', tls: makeTestCertificates(dir) });
+  const port = await fake.listen();
+  cleanups.push(() => fake.close());
+  const kubeconfig = join(dir, 'kubeconfig.yaml');
+  writeFileSync(kubeconfig, `current-context: t\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:${port}\n` +
+    `    certificate-authority: ca.crt\nusers:\n- name: u\n  user: {token: s3cret}\n` +
+    `contexts:\n- name: t\n  context: {cluster: c, user: u, namespace: ${NS}}\n`);
+  const engine = await startServer(SURGE, ['--threads', '1']);
+  cleanups.push(() => stopServer(engine.proc));
+  const enginePort = Number(new URL(engine.baseUrl).port);
+  fake.applySlice('ADDED', makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.1' }], enginePort));
+  fake.setDeployment(NS, 'surge-engine', 1);
+  const policy = join(dir, 'policy.json');
+  writeFileSync(policy, JSON.stringify({ interval: '200ms', pools: { default: {
+    min_replicas: 2, max_replicas: 4, targets: { queue_depth_per_replica: 4 } } } }));
+  const scalePath = `/apis/apps/v1/namespaces/${NS}/deployments/surge-engine/scale`;
+  const router = await startRouter(SURGE, [], [
+    '--kubernetes', `${NS}/kubernetes.io/service-name=surge-engine`, '--kubernetes-deployment', 'surge-engine',
+    '--autoscale', policy, '--health-interval-ms', '100'], { KUBECONFIG: kubeconfig });
+  fake.rawAnswers.push({ method: 'GET', path: scalePath, status: 200, times: 1e9,
+                         body: '{"kind":"Scale","spec":{"replicas":1e300}}' });
+  cleanups.push(() => new Promise((r) => { router.proc.once('exit', r); router.proc.kill('SIGTERM'); }));
+  assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 1), 'the ready endpoint is a backend');
+  const bad = makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.2' }], enginePort);
+  bad.ports = [{ name: 'http', port: 4294967376 }];
+  for (const line of ['not json', `{"type":"ADDED","object":${'['.repeat(100000)}${']'.repeat(100000)}}`,
+                      JSON.stringify({ type: 'MODIFIED', object: bad })]) {
+    for (const w of fake.watches) w.res.write(line + '\n');
+  }
+  const metric = async (name) => {
+    const text = await (await fetch(`${router.baseUrl}/metrics`)).text();
+    const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
+    return m ? Number(m[1]) : 0;
+  };
+  assert.ok(await waitFor(async () => await metric('surge_router_kubernetes_refused_total') === 3, 10000),
+            `three watch lines refused: ${router.stderr()}`);
+  assert.ok(await waitFor(async () => await metric('surge_autoscale_errors_total\\{pool="default",op="resize"\\}') >= 1,
+                          10000), `a resize failed on the Scale of 1e300: ${router.stderr()}`);
+  assert.match(router.stderr(), /replicas/);
+  const response = await fetch(`${router.baseUrl}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 4 }) });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('x-surge-backend'), `http://127.0.0.1:${enginePort}`);  // 127.0.0.2 never came
+  fake.rawAnswers.length = 0;  // the API server heals: scaling goes on
+  assert.ok(await waitFor(() => fake.deployments.get(`${NS}/surge-engine`).replicas === 2, 10000),
+            `scaled to 2: ${router.stderr()}`);
+});
+
 test('a bad --kubernetes target exits 2 naming it', async () => {
   const { spawnSync } = await import('node:child_process');
   const result = spawnSync(SURGE, ['route', '--kubernetes', 'no-selector'], { encoding: 'utf8', timeout: 10_000 });
