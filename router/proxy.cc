@@ -8,6 +8,7 @@
 #include <random>
 
 #include "api/error.h"
+#include "base/json_access.h"
 #include "net/sse.h"
 #include "router/auth/token_estimate.h"
 #include "router/forward_headers.h"
@@ -372,9 +373,10 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   }
 
   static int64_t UsedTokens(const std::string& body) {
-    Json response = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (response.is_discarded()) return -1;
-    std::optional<int64_t> total = UsageTotalTokens(response);
+    // The engine's answer: depth-bounded before parsing (base/json_access.h).
+    StatusOr<json::Json> response = json::Parse(body, "the backend's answer", kMaxFileJsonDepth);
+    if (!response.ok()) return -1;
+    std::optional<int64_t> total = UsageTotalTokens(*response);
     return total ? *total : -1;
   }
 

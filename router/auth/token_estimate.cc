@@ -71,10 +71,10 @@ int64_t EstimateRequestTokens(const json& body, bool generates, std::optional<in
   return prompt + max_tokens * n;
 }
 
-std::optional<int64_t> UsageTotalTokens(const json& response) {
-  // An engine's answer: counts outside [0, 2^40] are not believed (and cannot overflow the sum).
+std::optional<int64_t> UsageTotalTokens(const nlohmann::ordered_json& response) {
+  // Counts outside [0, 2^40] are not believed (and cannot overflow the sum).
   constexpr int64_t kMaxTokens = int64_t{1} << 40;
-  const auto count = [](const json& value) -> std::optional<int64_t> {
+  const auto count = [](const nlohmann::ordered_json& value) -> std::optional<int64_t> {
     if (!value.is_number_integer()) return std::nullopt;
     if (value.is_number_unsigned()) {
       const uint64_t v = value.get<uint64_t>();

@@ -29,7 +29,8 @@ int64_t EstimateRequestTokens(const nlohmann::json& body, bool generates,
                               const TokenEstimateOptions& options = {});
 
 // `usage.total_tokens` (or prompt + completion tokens) of a response or of a stream's last
-// chunk; nullopt when it carries no usage.
-std::optional<int64_t> UsageTotalTokens(const nlohmann::json& response);
+// chunk (an engine's answer, read through base/json_access.h: hence ordered_json); nullopt
+// when it carries no usage. Counts outside [0, 2^40] are not believed.
+std::optional<int64_t> UsageTotalTokens(const nlohmann::ordered_json& response);
 
 }  // namespace surge::router

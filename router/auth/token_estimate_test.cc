@@ -33,15 +33,16 @@ TEST(TokenEstimateTest, ChatMessagesAndOtherShapes) {
 }
 
 TEST(TokenEstimateTest, UsageOfAResponse) {
-  EXPECT_EQ(UsageTotalTokens(json{{"usage", {{"prompt_tokens", 3}, {"completion_tokens", 4}, {"total_tokens", 7}}}}), 7);
-  EXPECT_EQ(UsageTotalTokens(json{{"usage", {{"input_tokens", 3}, {"output_tokens", 5}}}}), 8);
-  EXPECT_EQ(UsageTotalTokens(json{{"usage", nullptr}}), std::nullopt);
-  EXPECT_EQ(UsageTotalTokens(json{{"choices", json::array()}}), std::nullopt);
+  using ordered = nlohmann::ordered_json;
+  EXPECT_EQ(UsageTotalTokens(ordered{{"usage", {{"prompt_tokens", 3}, {"completion_tokens", 4}, {"total_tokens", 7}}}}), 7);
+  EXPECT_EQ(UsageTotalTokens(ordered{{"usage", {{"input_tokens", 3}, {"output_tokens", 5}}}}), 8);
+  EXPECT_EQ(UsageTotalTokens(ordered{{"usage", nullptr}}), std::nullopt);
+  EXPECT_EQ(UsageTotalTokens(ordered{{"choices", ordered::array()}}), std::nullopt);
   // An engine's answer: counts that would overflow the sum, or are negative, are not believed.
-  EXPECT_EQ(UsageTotalTokens(json::parse(R"({"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":1}})")),
+  EXPECT_EQ(UsageTotalTokens(ordered::parse(R"({"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":1}})")),
             1);
-  EXPECT_EQ(UsageTotalTokens(json{{"usage", {{"total_tokens", -5}, {"prompt_tokens", 2}, {"completion_tokens", 3}}}}), 5);
-  EXPECT_EQ(UsageTotalTokens(json::parse(R"({"usage":{"total_tokens":18446744073709551615}})")), std::nullopt);
+  EXPECT_EQ(UsageTotalTokens(ordered{{"usage", {{"total_tokens", -5}, {"prompt_tokens", 2}, {"completion_tokens", 3}}}}), 5);
+  EXPECT_EQ(UsageTotalTokens(ordered::parse(R"({"usage":{"total_tokens":18446744073709551615}})")), std::nullopt);
 }
 
 }  // namespace
