@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "base/json_access.h"
 #include "batch/batch_json.h"
 
 namespace surge::batch {
@@ -90,7 +91,7 @@ StatusOr<std::vector<std::string>> BatchStore::FileIds() {
 Status BatchStore::AddBatch(const BatchRecord& batch) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(SqliteStatement insert, db_->Prepare("INSERT INTO batches(id, status, object) VALUES(?, ?, ?)"));
-  return insert.Bind(1, batch.id).Bind(2, BatchStatusName(batch.status)).Bind(3, BatchJson(batch).dump()).Run();
+  return insert.Bind(1, batch.id).Bind(2, BatchStatusName(batch.status)).Bind(3, json::Dump(BatchJson(batch))).Run();
 }
 
 StatusOr<BatchRecord> BatchStore::GetBatch(std::string_view id) {
@@ -138,7 +139,7 @@ StatusOr<BatchRecord> BatchStore::ChangeBatchLocked(std::string_view id, const B
   ASSIGN_OR_RETURN(BatchRecord batch, GetBatchLocked(id));
   RETURN_IF_ERROR(change(batch));
   ASSIGN_OR_RETURN(SqliteStatement update, db_->Prepare("UPDATE batches SET status = ?, object = ? WHERE id = ?"));
-  RETURN_IF_ERROR(update.Bind(1, BatchStatusName(batch.status)).Bind(2, BatchJson(batch).dump()).Bind(3, id).Run());
+  RETURN_IF_ERROR(update.Bind(1, BatchStatusName(batch.status)).Bind(2, json::Dump(BatchJson(batch))).Bind(3, id).Run());
   return batch;
 }
 
