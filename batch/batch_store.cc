@@ -103,7 +103,7 @@ StatusOr<BatchRecord> BatchStore::GetBatchLocked(std::string_view id) {
   ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare("SELECT object FROM batches WHERE id = ?"));
   ASSIGN_OR_RETURN(bool found, select.Bind(1, id).Step());
   if (!found) return NotFoundError("no batch with id '" + std::string(id) + "'");
-  return BatchFromJson(Json::parse(select.Text(0)));
+  return BatchFromJson(Json::parse(select.Text(0), nullptr, /*allow_exceptions=*/false));
 }
 
 StatusOr<std::vector<BatchRecord>> BatchStore::ReadBatches(SqliteStatement& statement) {
@@ -111,7 +111,7 @@ StatusOr<std::vector<BatchRecord>> BatchStore::ReadBatches(SqliteStatement& stat
   for (;;) {
     ASSIGN_OR_RETURN(bool row, statement.Step());
     if (!row) return batches;
-    ASSIGN_OR_RETURN(BatchRecord batch, BatchFromJson(Json::parse(statement.Text(0))));
+    ASSIGN_OR_RETURN(BatchRecord batch, BatchFromJson(Json::parse(statement.Text(0), nullptr, /*allow_exceptions=*/false)));
     batches.push_back(std::move(batch));
   }
 }
