@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "base/logging.h"
-#include "obs/metrics.h"
 #include "batch/batch_json.h"
 #include "batch/ids.h"
+#include "obs/metrics.h"
 
 namespace surge::batch {
 namespace {
