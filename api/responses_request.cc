@@ -142,7 +142,7 @@ void ReadToolChoice(FieldReader& reader, Json* chat) {
 }
 
 // text.format -> response_format: {"type": "json_schema", "name", "schema", "strict"} moves
-// its fields into chat's "json_schema" object.
+// its fields into chat's "json_schema" object; the schema is required.
 void ReadTextFormat(FieldReader& reader, Json* chat) {
   const Json* text = reader.Find("text");
   if (text == nullptr) return;
@@ -152,6 +152,11 @@ void ReadTextFormat(FieldReader& reader, Json* chat) {
   const Json& format = (*text)["format"];
   if (!format.is_object() || !IsString(format, "type")) return reader.Require(false, "text.format", "text.format must be an object with a type");
   if (format["type"] != "json_schema") return void((*chat)["response_format"] = format);
+  // The Responses API requires the schema (chat's response_format without one means any
+  // object; here that answered 200 to what OpenAI refuses).
+  if (!format.contains("schema") || format["schema"].is_null()) {
+    return reader.Require(false, "text.format.schema", "text.format.schema is required when text.format.type is json_schema");
+  }
   Json schema = format;
   schema.erase("type");
   (*chat)["response_format"] = {{"type", "json_schema"}, {"json_schema", std::move(schema)}};

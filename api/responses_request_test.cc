@@ -128,6 +128,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"input": "x", "max_output_tokens": 0})", "max_output_tokens", "must be in"},
         BadCase{R"({"input": "x", "temperature": -1})", "temperature", "temperature"},
         BadCase{R"({"input": "x", "text": {"format": {"type": "bogus"}}})", "text.format", "text.format.type must be one of"},
+        BadCase{R"({"input": "x", "text": {"format": {"type": "json_schema", "name": "s"}}})", "text.format.schema",
+                "text.format.schema is required"},
+        BadCase{R"({"input": "x", "text": {"format": {"type": "json_schema", "name": "s", "schema": null}}})",
+                "text.format.schema", "text.format.schema is required"},
         BadCase{R"({"input": "x", "top_logprobs": 2})", "top_logprobs", "not a supported field"},
         BadCase{R"({"input": "x", "stream": "yes"})", "stream", "must be a boolean"},
         BadCase{R"({"input": "x", "timeout": 0})", "timeout", "(0, 86400]"}));

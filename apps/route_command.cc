@@ -336,6 +336,7 @@ StatusOr<std::unique_ptr<batch::BatchService>> MountBatchApi(router::Gateway& ga
     batch::MountBatchApiOff(add, "start surge route with --data-dir DIR");
     return std::unique_ptr<batch::BatchService>();
   }
+  options->metrics = &gateway.metrics_registry();
   ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchService> service, batch::BatchService::Open(*std::move(options)));
   service->Mount(add);
   return service;
@@ -413,6 +414,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   std::unique_ptr<queue::QueueConsumer> consumer;  // like the runner: through this router, at batch tier
   if (queue_options) {
     queue_options->base_url = batch::LoopbackBaseUrl(c.host, (*gateway)->port());
+    queue_options->metrics = &(*gateway)->metrics_registry();
     consumer = std::make_unique<queue::QueueConsumer>(*std::move(queue_options));
   }
   std::printf("surge route: ready on %s (%zu backends, %zu pools)\n", (*gateway)->url().c_str(),

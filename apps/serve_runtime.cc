@@ -84,6 +84,7 @@ Status ServeRuntime::Load() {
     batch::MountBatchApiOff(add, "start surge serve with --data-dir DIR");
     return OkStatus();
   }
+  config_.batch->metrics = &server_->metrics_registry();
   ASSIGN_OR_RETURN(batch_, batch::BatchService::Open(*config_.batch));
   batch_->Mount(add);
   return OkStatus();

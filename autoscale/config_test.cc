@@ -90,6 +90,10 @@ TEST(AutoscaleConfigTest, BadValuesNameTheirField) {
   EXPECT_EQ(ErrorOf(Pool(R"("scale_down": {"stabilization": "5 minutes"})")),
             "autoscale policy: pools.p.scale_down.stabilization: '5 minutes' is not a duration like \"500ms\", "
             "\"30s\", \"5m\", \"1h30m\"");
+  // Issue 31: 309+ digits made std::stod throw, uncaught: an abort instead of this error.
+  EXPECT_EQ(ErrorOf(Pool(R"("scale_up": {"period": ")" + std::string(400, '9') + R"(s"})")).rfind(
+                "autoscale policy: pools.p.scale_up.period: '9999", 0),
+            0u);
   EXPECT_EQ(ErrorOf(Pool(R"("max_replicas": -3)")), "autoscale policy: pools.p.max_replicas: expected a non-negative integer");
   EXPECT_EQ(ErrorOf(Pool(R"("max_replicas": 0)")),
             "autoscale policy: pools.p: max_replicas 0 must be >= 1 and >= min_replicas 1");

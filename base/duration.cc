@@ -1,13 +1,23 @@
 #include "base/duration.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace surge {
 
+// Longest total a duration may spell (about 31.7 years): far past any interval or window,
+// and well inside int64 milliseconds.
+constexpr double kMaxDurationMs = 1e12;
+
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  const std::string shown = text.size() > 64 ? std::string(text.substr(0, 64)) + "..." : std::string(text);
   auto error = [&] {
-    return InvalidArgumentError("'" + std::string(text) + "' is not a duration like \"500ms\", \"30s\", \"5m\", \"1h30m\"");
+    return InvalidArgumentError("'" + shown + "' is not a duration like \"500ms\", \"30s\", \"5m\", \"1h30m\"");
+  };
+  auto too_long = [&] {
+    return InvalidArgumentError("'" + shown + "' is longer than the limit of " +
+                                std::to_string(static_cast<int64_t>(kMaxDurationMs / 3.6e6)) + "h");
   };
   if (text.empty()) return error();
   double total_ms = 0;
@@ -17,7 +27,14 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
     std::string_view number_text = text.substr(begin, pos - begin);
     if (pos == begin || number_text.find('.') != number_text.rfind('.') || number_text.front() == '.') return error();
-    double number = std::stod(std::string(number_text));
+    // from_chars, not std::stod: 309+ digits are out of a double's range, an error here
+    // rather than an exception (issue 31).
+    double number = 0;
+    const auto [end, ec] = std::from_chars(number_text.data(), number_text.data() + number_text.size(), number);
+    const bool below_one = number_text.find_first_not_of('0') == number_text.find('.');  // "0.000...1"
+    if (ec == std::errc::result_out_of_range && below_one) number = 0;  // under a double's range: nothing
+    else if (ec == std::errc::result_out_of_range) return too_long();
+    else if (ec != std::errc() || end != number_text.data() + number_text.size()) return error();
     double unit_ms = 0;
     if (text.substr(pos, 2) == "ms") unit_ms = 1, pos += 2;
     else if (text.substr(pos, 1) == "s") unit_ms = 1000, pos += 1;
@@ -25,8 +42,8 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     else if (text.substr(pos, 1) == "h") unit_ms = 3600000, pos += 1;
     else return error();
     total_ms += number * unit_ms;
+    if (!(total_ms <= kMaxDurationMs)) return too_long();  // each step: the sum never reaches inf
   }
-  if (total_ms > 1e12) return error();
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(total_ms)));
 }
 

@@ -21,6 +21,10 @@ std::string Dump(const Json& value, int indent) {
   return value.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string Dump(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string TypeName(const Json& value) {
   switch (value.type()) {
     case Json::value_t::null: return "null";

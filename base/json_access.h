@@ -30,6 +30,8 @@ StatusOr<Json> Parse(std::string_view text, std::string_view what, int max_depth
 
 // Compact text of `value`; invalid UTF-8 inside strings becomes U+FFFD instead of throwing.
 std::string Dump(const Json& value, int indent = -1);
+// The same for the unordered nlohmann::json (the Batch API's objects).
+std::string Dump(const nlohmann::json& value, int indent = -1);
 
 // "a string", "an integer", "an object", ... for error messages.
 std::string TypeName(const Json& value);

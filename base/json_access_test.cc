@@ -20,6 +20,8 @@ TEST(JsonAccessTest, ParseChecksDepthAndSizeBeforeParsing) {
 TEST(JsonAccessTest, DumpReplacesInvalidUtf8) {
   Json value = std::string("a\xff" "b");
   EXPECT_EQ(Dump(value), "\"a\xEF\xBF\xBD" "b\"");
+  const nlohmann::json unordered = {{"k", std::string("a\xff" "b")}};
+  EXPECT_EQ(Dump(unordered), "{\"k\":\"a\xEF\xBF\xBD" "b\"}");
 }
 
 TEST(JsonAccessTest, ToInt64RefusesWhatWouldNotConvertExactly) {

@@ -1,18 +1,16 @@
 #include "batch/batch_input.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_set>
 
-#include "base/json_depth.h"
+#include "base/json_access.h"
 
 namespace surge::batch {
 namespace {
 
-using Json = nlohmann::ordered_json;  // keeps the body's key order, as the client wrote it
+using json::Json;  // ordered: keeps the body's key order, as the client wrote it
 
 constexpr std::string_view kLineKeys[] = {"custom_id", "method", "url", "body"};
 
@@ -20,32 +18,45 @@ BatchError LineError(int64_t line_no, std::string code, std::string message, std
   return {std::move(code), std::move(message), std::move(param), line_no};
 }
 
-// The first problem of one parsed line, or nullopt when it is a valid request.
-std::optional<BatchError> CheckLine(const Json& request, int64_t line_no, std::string_view endpoint) {
+// What a valid line holds; `body` borrows from the parsed line.
+struct LineFields {
+  std::string custom_id;
+  std::string method;
+  std::string url;
+  const Json* body = nullptr;
+};
+
+// The first problem of one parsed line, or nullopt when it is a valid request (then
+// `fields` holds it). Every field is read through json::ObjectReader: a value of the wrong
+// type is an error of the line, never an exception on the runner's thread.
+std::optional<BatchError> CheckLine(const Json& request, int64_t line_no, std::string_view endpoint, LineFields* fields) {
   if (!request.is_object()) return LineError(line_no, "invalid_json_line", "each line must be a JSON object");
   for (const auto& [key, value] : request.items()) {
     if (std::find(std::begin(kLineKeys), std::end(kLineKeys), key) == std::end(kLineKeys)) {
       return LineError(line_no, "invalid_request", "unknown field '" + key + "' (a line has custom_id, method, url, body)", key);
     }
   }
-  const auto custom_id = request.find("custom_id");
-  if (custom_id == request.end() || !custom_id->is_string() || custom_id->get<std::string>().empty()) {
+  json::ObjectReader line(request, "line " + std::to_string(line_no));
+  if (!line.String("custom_id", &fields->custom_id).ok() || fields->custom_id.empty()) {
     return LineError(line_no, "missing_custom_id", "custom_id must be a non-empty string", "custom_id");
   }
-  if (request.value("method", Json()) != "POST") {
+  if (!line.String("method", &fields->method).ok() || fields->method != "POST") {
     return LineError(line_no, "invalid_method", "method must be \"POST\"", "method");
   }
-  const Json url = request.value("url", Json());
-  if (!url.is_string() || !IsBatchEndpoint(url.get<std::string>())) {
+  if (!line.String("url", &fields->url).ok() || !IsBatchEndpoint(fields->url)) {
     return LineError(line_no, "invalid_url", "url must be one of /v1/chat/completions, /v1/completions, /v1/embeddings", "url");
   }
-  if (!endpoint.empty() && url.get<std::string>() != endpoint) {
-    return LineError(line_no, "mismatched_url",
-                     "url " + url.get<std::string>() + " differs from the batch's endpoint " + std::string(endpoint), "url");
+  if (!endpoint.empty() && fields->url != endpoint) {
+    return LineError(line_no, "mismatched_url", "url " + fields->url + " differs from the batch's endpoint " + std::string(endpoint),
+                     "url");
   }
-  const auto body = request.find("body");
-  if (body == request.end() || !body->is_object()) return LineError(line_no, "invalid_body", "body must be a JSON object", "body");
-  if (body->value("stream", false) == true) {
+  if (!line.Object("body", &fields->body).ok() || fields->body == nullptr) {
+    return LineError(line_no, "invalid_body", "body must be a JSON object", "body");
+  }
+  bool stream = false;
+  json::ObjectReader body(*fields->body, "body");
+  if (!body.Bool("stream", &stream).ok()) return LineError(line_no, "invalid_body", body.status().message(), "body.stream");
+  if (stream) {
     return LineError(line_no, "invalid_body", "stream is not supported in a batch: each answer is written whole", "body.stream");
   }
   return std::nullopt;
@@ -76,25 +87,21 @@ ParsedBatchInput ParseBatchInput(std::string_view jsonl, std::string_view endpoi
       fail(LineError(line_no, "too_many_requests", "a batch holds at most " + std::to_string(limits.max_lines) + " requests"));
       break;
     }
-    if (text.size() > limits.max_line_bytes || !JsonDepthWithin(text, limits.max_json_depth)) {
-      fail(LineError(line_no, "invalid_json_line", "the line is too large or nests too deep"));
+    StatusOr<Json> request = json::Parse(text, "line " + std::to_string(line_no), limits.max_json_depth, limits.max_line_bytes);
+    if (!request.ok()) {
+      fail(LineError(line_no, "invalid_json_line", request.status().message()));
       continue;
     }
-    Json request = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (request.is_discarded()) {
-      fail(LineError(line_no, "invalid_json_line", "the line is not valid JSON"));
-      continue;
-    }
-    if (std::optional<BatchError> error = CheckLine(request, line_no, endpoint)) {
+    LineFields fields;
+    if (std::optional<BatchError> error = CheckLine(*request, line_no, endpoint, &fields)) {
       fail(std::move(*error));
       continue;
     }
-    std::string custom_id = request["custom_id"].get<std::string>();
-    if (!custom_ids.insert(custom_id).second) {
-      fail(LineError(line_no, "duplicate_custom_id", "custom_id '" + custom_id + "' appears more than once", "custom_id"));
+    if (!custom_ids.insert(fields.custom_id).second) {
+      fail(LineError(line_no, "duplicate_custom_id", "custom_id '" + fields.custom_id + "' appears more than once", "custom_id"));
       continue;
     }
-    parsed.lines.push_back({line_no, std::move(custom_id), request["url"].get<std::string>(), request["body"].dump()});
+    parsed.lines.push_back({line_no, std::move(fields.custom_id), std::move(fields.url), json::Dump(*fields.body)});
   }
   if (parsed.lines.empty() && parsed.errors.empty()) fail({"empty_file", "the input file holds no requests", "", std::nullopt});
   if (!parsed.errors.empty()) parsed.lines.clear();

@@ -37,6 +37,14 @@ TEST(BatchInputTest, EachProblemIsAnErrorWithItsLineAndCode) {
       {Line("x", "/v1/completions", "[1]"), "invalid_body", "body"},
       {Line("x", "/v1/completions", R"({"prompt": "x", "stream": true})"), "invalid_body", "body.stream"},
       {R"({"custom_id": "x", "method": "POST", "url": "/v1/completions", "body": {}, "extra": 1})", "invalid_request", "extra"},
+      // Values of the wrong type are errors of their line (they used to throw on the runner's
+      // thread: issue 31, `"stream": 1` aborted surge route on every restart).
+      {Line("x", "/v1/completions", R"({"prompt": "x", "stream": 1})"), "invalid_body", "body.stream"},
+      {Line("x", "/v1/completions", R"({"prompt": "x", "stream": "yes"})"), "invalid_body", "body.stream"},
+      {R"({"custom_id": 7, "method": "POST", "url": "/v1/completions", "body": {}})", "missing_custom_id", "custom_id"},
+      {R"({"custom_id": "x", "method": 1, "url": "/v1/completions", "body": {}})", "invalid_method", "method"},
+      {R"({"custom_id": "x", "method": "POST", "url": ["/v1/completions"], "body": {}})", "invalid_url", "url"},
+      {R"({"custom_id": "x", "method": "POST", "url": "/v1/completions", "body": null})", "invalid_body", "body"},
   };
   for (const Case& c : cases) {
     ParsedBatchInput parsed = ParseBatchInput(Line("ok") + "\n" + c.line + "\n", "/v1/completions");
@@ -46,6 +54,14 @@ TEST(BatchInputTest, EachProblemIsAnErrorWithItsLineAndCode) {
     EXPECT_EQ(parsed.errors[0].line, 2) << c.line;
     EXPECT_TRUE(parsed.lines.empty()) << "one bad line fails the whole batch";
   }
+}
+
+TEST(BatchInputTest, WrongTypeErrorsNameTheField) {
+  ParsedBatchInput parsed = ParseBatchInput(Line("x", "/v1/completions", R"({"prompt": "x", "stream": 1})"), "");
+  ASSERT_EQ(parsed.errors.size(), 1u);
+  EXPECT_NE(parsed.errors[0].message.find("stream must be a boolean, got an integer"), std::string::npos)
+      << parsed.errors[0].message;
+  EXPECT_TRUE(ParseBatchInput(Line("x", "/v1/completions", R"({"prompt": "x", "stream": false})"), "").errors.empty());
 }
 
 TEST(BatchInputTest, DuplicateCustomIdsEmptyFilesAndLimits) {

@@ -2,10 +2,14 @@
 
 #include <utility>
 
+#include "base/json_access.h"
 #include "batch/ids.h"
 
 namespace surge::batch {
 namespace {
+
+// An answer nesting deeper than this is kept as text: nothing recursive walks it.
+constexpr int kMaxAnswerDepth = 128;
 
 // The timestamps of a Batch object, in OpenAI's order, with their fields.
 struct TimeField {
@@ -49,13 +53,20 @@ std::vector<BatchError> ErrorsFromJson(const Json& errors) {
 }
 
 
-// OpenAI's own error code and message from an error body, else what the status says.
-std::pair<std::string, std::string> ErrorOf(const LineAnswer& answer, const Json& body) {
+// OpenAI's own error code and message from an error body, else what the status says. The
+// body is the engine's: each field is read only when it has the type it should.
+std::pair<std::string, std::string> ErrorOf(const LineAnswer& answer, const json::Json& body) {
   if (!answer.transport.ok()) return {"request_failed", answer.transport.message()};
-  const Json* error = body.is_object() && body.contains("error") && body["error"].is_object() ? &body["error"] : nullptr;
-  std::string code = error ? StringOrEmpty(*error, "code") : "";
-  std::string message = error ? StringOrEmpty(*error, "message") : "";
-  if (code.empty()) code = error && !StringOrEmpty(*error, "type").empty() ? StringOrEmpty(*error, "type") : "http_" + std::to_string(answer.status_code);
+  const json::Json* error = nullptr;
+  if (body.is_object()) (void)json::ObjectReader(body, "answer").Object("error", &error);
+  std::string code, message, type;
+  if (error != nullptr) {
+    // Each read on its own reader: a field of the wrong type leaves only that one empty.
+    (void)json::ObjectReader(*error, "error").String("code", &code);
+    (void)json::ObjectReader(*error, "error").String("message", &message);
+    (void)json::ObjectReader(*error, "error").String("type", &type);
+  }
+  if (code.empty()) code = !type.empty() ? type : "http_" + std::to_string(answer.status_code);
   if (message.empty()) message = "the request was answered with HTTP " + std::to_string(answer.status_code);
   return {std::move(code), std::move(message)};
 }
@@ -82,7 +93,8 @@ Json BatchJson(const BatchRecord& b) {
   json["request_counts"] = {{"total", b.request_counts.total},
                             {"completed", b.request_counts.completed},
                             {"failed", b.request_counts.failed}};
-  json["metadata"] = Json::parse(b.metadata_json);
+  StatusOr<json::Json> metadata = json::Parse(b.metadata_json, "metadata", 4);  // checked at create: strings
+  json["metadata"] = metadata.ok() ? Json(*metadata) : Json();
   return json;
 }
 
@@ -104,7 +116,7 @@ StatusOr<BatchRecord> BatchFromJson(const Json& json) {
     const Json& counts = json.at("request_counts");
     b.request_counts = {counts.at("total").get<int64_t>(), counts.at("completed").get<int64_t>(),
                         counts.at("failed").get<int64_t>()};
-    b.metadata_json = json.value("metadata", Json()).dump();
+    b.metadata_json = json::Dump(json.value("metadata", Json()));
     return b;
   } catch (const Json::exception& e) {
     return DataLossError(std::string("a stored batch does not parse: ") + e.what());
@@ -113,26 +125,27 @@ StatusOr<BatchRecord> BatchFromJson(const Json& json) {
 
 LineResult MakeLineResult(const BatchLine& line, std::string_view batch_id, const LineAnswer& answer) {
   const bool ok = answer.transport.ok() && answer.status_code >= 200 && answer.status_code < 300;
-  Json body = Json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) body = answer.body;
-  Json out{{"id", NewId("batch_req_")}, {"custom_id", line.custom_id}};
+  // The engine's JSON in its own key order; not JSON, or nesting too deep to walk: its text.
+  StatusOr<json::Json> parsed = json::Parse(answer.body, "answer", kMaxAnswerDepth, answer.body.size());
+  const json::Json body = parsed.ok() ? std::move(parsed).value() : json::Json(answer.body);
+  json::Json out{{"id", NewId("batch_req_")}, {"custom_id", line.custom_id}};
   out["response"] = answer.transport.ok()
-                        ? Json{{"status_code", answer.status_code}, {"request_id", answer.request_id}, {"body", body}}
-                        : Json();
+                        ? json::Json{{"status_code", answer.status_code}, {"request_id", answer.request_id}, {"body", body}}
+                        : json::Json();
   if (ok) {
     out["error"] = nullptr;
   } else {
     auto [code, message] = ErrorOf(answer, body);
     out["error"] = {{"code", code}, {"message", message}};
   }
-  return {std::string(batch_id), line.line_no, ok, out.dump()};
+  return {std::string(batch_id), line.line_no, ok, json::Dump(out)};  // invalid UTF-8 becomes U+FFFD
 }
 
 LineResult MakeUnrunResult(const BatchLine& line, std::string_view batch_id, std::string_view code,
                            std::string_view message) {
   Json out{{"id", NewId("batch_req_")}, {"custom_id", line.custom_id}, {"response", nullptr},
            {"error", {{"code", code}, {"message", message}}}};
-  return {std::string(batch_id), line.line_no, false, out.dump()};
+  return {std::string(batch_id), line.line_no, false, json::Dump(out)};
 }
 
 }  // namespace surge::batch

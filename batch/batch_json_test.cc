@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/json_access.h"
+
 namespace surge::batch {
 namespace {
 
@@ -69,6 +71,26 @@ TEST(BatchJsonTest, ErrorLinesOfAnHttpErrorATransportFailureAndAnUnrunLine) {
   const Json expired = Json::parse(MakeUnrunResult(Line(), "b", "batch_expired", "too late").output_line);
   EXPECT_EQ(expired["error"], Json::parse(R"({"code": "batch_expired", "message": "too late"})"));
   EXPECT_TRUE(expired["response"].is_null());
+}
+
+// An engine answer with invalid UTF-8, one nesting 200k deep and error fields of the wrong
+// type: each becomes its line (text, U+FFFD), never an exception on the dispatcher's thread.
+TEST(BatchJsonTest, OutsideAnswersNeverThrow) {
+  const Json bad_utf8 = Json::parse(MakeLineResult(Line(), "b", {OkStatus(), 500, "r", "oops \xff"}).output_line);
+  EXPECT_EQ(bad_utf8["response"]["body"], "oops \xEF\xBF\xBD");
+  const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+  const Json deep_line = Json::parse(MakeLineResult(Line(), "b", {OkStatus(), 200, "r", deep}).output_line);
+  EXPECT_EQ(deep_line["response"]["body"].get<std::string>().size(), deep.size());
+  const Json odd = Json::parse(
+      MakeLineResult(Line(), "b", {OkStatus(), 400, "r", R"({"error": {"code": 5, "message": ["x"], "type": "t"}})"})
+          .output_line);
+  EXPECT_EQ(odd["error"], Json::parse(R"({"code": "t", "message": "the request was answered with HTTP 400"})"));
+  EXPECT_EQ(Json::parse(MakeLineResult(Line(), "b", {OkStatus(), 400, "r", R"({"error": 1})"}).output_line)["error"]["code"],
+            "http_400");
+}
+
+TEST(BatchJsonTest, AnUploadNamedInInvalidUtf8StillDumps) {
+  EXPECT_NE(json::Dump(FileJson({"file-a", 1, 2, "in\xff.jsonl", "batch"})).find("in\xEF\xBF\xBD.jsonl"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/field_reader.h"
+#include "base/json_access.h"
 #include "base/json_depth.h"
 #include "batch/batch_api.h"
 #include "batch/batch_input.h"
@@ -46,7 +47,7 @@ api::ApiResult<BatchRecord> ReadCreate(BatchApi& api, const std::string& text) {
                  "output_expires_after is not supported: output files are kept until deleted");
   if (const api::Json* metadata = reader.Find("metadata")) {
     if (std::optional<api::ApiError> error = CheckMetadata(*metadata)) reader.Fail(*error);
-    batch.metadata_json = metadata->dump();
+    batch.metadata_json = json::Dump(*metadata);
   }
   reader.RefuseUnread({});
   if (reader.failed()) return reader.error();
@@ -72,7 +73,7 @@ void HandleCancel(BatchApi& api, std::string_view id, Writer writer) {
   }
   if (!batch.ok()) return ReplyStatus(*writer, batch.status());
   api.wake_runner();
-  writer->SendJson(200, BatchJson(*batch).dump());
+  writer->SendJson(200, json::Dump(BatchJson(*batch)));
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ void HandleCreateBatch(BatchApi& api, const net::HttpRequest& request, Writer wr
   batch->expires_at = batch->created_at + kCompletionWindowSeconds;
   if (Status added = api.store.AddBatch(*batch); !added.ok()) return ReplyStatus(*writer, added);
   api.wake_runner();
-  writer->SendJson(200, BatchJson(*batch).dump());
+  writer->SendJson(200, json::Dump(BatchJson(*batch)));
 }
 
 void HandleListBatches(BatchApi& api, const net::HttpRequest& request, Writer writer) {
@@ -96,7 +97,7 @@ void HandleListBatches(BatchApi& api, const net::HttpRequest& request, Writer wr
   const std::string after = query->count("after") ? query->at("after") : "";
   StatusOr<std::vector<BatchRecord>> batches = api.store.ListBatches(after, *limit + 1);
   if (!batches.ok()) return ReplyStatus(*writer, batches.status());
-  writer->SendJson(200, PageJson(*batches, *limit, BatchJson).dump());
+  writer->SendJson(200, json::Dump(PageJson(*batches, *limit, BatchJson)));
 }
 
 void HandleBatchPath(BatchApi& api, const net::HttpRequest& request, Writer writer) {
@@ -109,7 +110,7 @@ void HandleBatchPath(BatchApi& api, const net::HttpRequest& request, Writer writ
   if (cancel) return HandleCancel(api, id, std::move(writer));
   StatusOr<BatchRecord> batch = api.store.GetBatch(id);
   if (!batch.ok()) return ReplyStatus(*writer, batch.status());
-  writer->SendJson(200, BatchJson(*batch).dump());
+  writer->SendJson(200, json::Dump(BatchJson(*batch)));
 }
 
 }  // namespace surge::batch

@@ -5,6 +5,7 @@
 #include "base/logging.h"
 #include "batch/batch_json.h"
 #include "batch/ids.h"
+#include "obs/metrics.h"
 
 namespace surge::batch {
 namespace {
@@ -14,20 +15,35 @@ namespace {
 constexpr int64_t kLinesPerRead = 256;
 constexpr int64_t kQueuedPerSlot = 2;
 
+void Count(obs::Counter* counter) {
+  if (counter != nullptr) counter->Increment();
+}
+
 }  // namespace
 
 BatchRunner::BatchRunner(BatchStore& store, FileStore& files, RunnerOptions options)
     : store_(store),
       files_(files),
       options_(std::move(options)),
-      dispatcher_(options_.dispatch, [this](const DispatchedLine& line, const LineAnswer& answer) {
-        LineResult result = MakeLineResult(line.line, line.owner, answer);
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          answered_.push_back(std::move(result));
-        }
-        cv_.notify_one();
-      }) {}
+      dispatcher_(options_.dispatch, [this](const DispatchedLine& line, const LineAnswer& answer) { OnAnswer(line, answer); }) {}
+
+// On the dispatcher's thread: an answer that cannot be made into its output line (it should
+// not happen: MakeLineResult reads the body through json_access) becomes an error line.
+void BatchRunner::OnAnswer(const DispatchedLine& line, const LineAnswer& answer) {
+  LineResult result;
+  try {
+    result = MakeLineResult(line.line, line.owner, answer);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "batch " << line.owner << " line " << line.line.line_no << ": " << e.what();
+    Count(options_.metrics.line_internal);
+    result = MakeUnrunResult(line.line, line.owner, "internal_error", std::string("the answer could not be recorded: ") + e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    answered_.push_back(std::move(result));
+  }
+  cv_.notify_one();
+}
 
 BatchRunner::~BatchRunner() { Stop(); }
 
@@ -66,7 +82,12 @@ void BatchRunner::Loop() {
       if (stopping_) return;
       woken_ = false;
     }
-    Pass();
+    try {
+      Pass();
+    } catch (const std::exception& e) {  // outside any one batch (AdvanceOrFail catches those)
+      Count(options_.metrics.internal);
+      LOG(ERROR) << "batch: a pass threw: " << e.what();
+    }
   }
 }
 
@@ -81,7 +102,7 @@ void BatchRunner::Pass() {
     return;
   }
   for (const BatchRecord& batch : *active) {
-    if (Status status = Advance(batch); !status.ok()) {
+    if (Status status = AdvanceOrFail(batch); !status.ok()) {
       LOG(ERROR) << "batch " << batch.id << ": " << status.message();
     }
   }
@@ -99,6 +120,36 @@ Status BatchRunner::CommitAnswers() {
   std::lock_guard<std::mutex> lock(mu_);  // kept for the next pass: an answer is never dropped
   answered_.insert(answered_.begin(), std::make_move_iterator(results.begin()), std::make_move_iterator(results.end()));
   return committed.status();
+}
+
+Status BatchRunner::AdvanceOrFail(const BatchRecord& batch) {
+  try {
+    return Advance(batch);
+  } catch (const std::exception& e) {
+    Count(options_.metrics.internal);
+    return FailBatch(batch, std::string("processing the batch threw: ") + e.what());
+  }
+}
+
+// Ends `batch` failed with `message` as its one error: its queued lines are dropped, and
+// answers still in flight commit to it harmlessly. A failure here is logged, and the next
+// pass tries again.
+Status BatchRunner::FailBatch(const BatchRecord& batch, const std::string& message) {
+  LOG(ERROR) << "batch " << batch.id << " failed: " << message;
+  try {
+    dispatcher_.DropQueued(batch.id);
+    const int64_t now = Now();
+    StatusOr<BatchRecord> failed = store_.UpdateBatch(batch.id, [&](BatchRecord& b) {
+      b.status = BatchStatus::kFailed;
+      b.failed_at = now;
+      b.errors = {{"internal_error", message, "", std::nullopt}};
+      return OkStatus();
+    });
+    cursors_.erase(batch.id);
+    return failed.status();
+  } catch (const std::exception& e) {
+    return InternalError(std::string("failing the batch threw: ") + e.what());
+  }
 }
 
 Status BatchRunner::Advance(const BatchRecord& batch) {
@@ -133,6 +184,7 @@ Status BatchRunner::Validate(const BatchRecord& batch) {
   } else {
     errors.push_back({"file_not_found", "the input file " + batch.input_file_id + " is gone", "input_file_id", std::nullopt});
   }
+  if (!errors.empty()) Count(options_.metrics.invalid_input);
   const int64_t now = Now();
   const int64_t num_lines = static_cast<int64_t>(parsed.lines.size());
   auto decide = [&](BatchRecord& b) -> Status {

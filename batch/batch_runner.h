@@ -4,6 +4,8 @@
 // during the last transaction goes in the next, each result with its line's state),
 // and finalizes: the output and error files are written from the committed results, in
 // line order, so a line answered again after a crash replaces nothing and repeats nothing.
+// Nothing one batch holds can end the thread: whatever its processing throws fails that
+// batch (status failed, the error in its `errors`), so a poisoned batch never loops.
 // Cancels and expiry (completion_window, 24 h) are handled here too.
 #pragma once
 
@@ -23,10 +25,22 @@
 #include "batch/file_store.h"
 #include "batch/line_dispatcher.h"
 
+namespace surge::obs {
+class Counter;
+}  // namespace surge::obs
+
 namespace surge::batch {
+
+// What the runner counts: surge_batch_errors_total{kind} (docs/METRICS.md). Null: not counted.
+struct RunnerMetrics {
+  obs::Counter* invalid_input = nullptr;  // a batch whose input failed validation (it ends failed)
+  obs::Counter* internal = nullptr;       // a batch whose processing threw (it ends failed with the error)
+  obs::Counter* line_internal = nullptr;  // an answer that could not be recorded (an error line instead)
+};
 
 struct RunnerOptions {
   DispatchOptions dispatch;
+  RunnerMetrics metrics;
   BatchInputLimits input_limits;
   int64_t tick_ms = 20;  // longest wait between two passes (answers wake it sooner)
   std::function<int64_t()> now_s;  // Unix seconds; unset: the system clock
@@ -58,7 +72,11 @@ class BatchRunner {
   void Loop();
   void Pass();
   Status CommitAnswers();
+  // Advance, with whatever it throws ending that batch failed (the runner goes on).
+  Status AdvanceOrFail(const BatchRecord& batch);
   Status Advance(const BatchRecord& batch);
+  Status FailBatch(const BatchRecord& batch, const std::string& message);
+  void OnAnswer(const DispatchedLine& line, const LineAnswer& answer);
   Status Validate(const BatchRecord& batch);
   Status FeedLines(const BatchRecord& batch);
   Status ExpireLines(const BatchRecord& batch);

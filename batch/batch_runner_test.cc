@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "batch/batch_json.h"
+#include "obs/metrics.h"
 
 namespace surge::batch {
 namespace {
@@ -31,9 +32,10 @@ class BatchRunnerTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs `batch` with a server that refuses connections until it is final (or 20 s).
-  BatchRecord RunToEnd(BatchRecord batch, std::function<int64_t()> now_s) {
+  BatchRecord RunToEnd(BatchRecord batch, std::function<int64_t()> now_s, RunnerMetrics metrics = {}) {
     EXPECT_TRUE(store_->AddBatch(batch).ok());
     RunnerOptions options;
+    options.metrics = metrics;
     options.dispatch.base_url = "http://127.0.0.1:1";  // nothing listens on port 1
     options.dispatch.max_backoff_ms = 50;
     options.now_s = std::move(now_s);
@@ -92,6 +94,36 @@ TEST_F(BatchRunnerTest, AMissingInputFileFailsValidation) {
   EXPECT_EQ(done.status, BatchStatus::kFailed);
   ASSERT_EQ(done.errors.size(), 1u);
   EXPECT_EQ(done.errors[0].code, "file_not_found");
+}
+
+// Issue 31: a batch whose input has `"stream": 1` stayed "validating" in the store and
+// aborted surge route on every restart. Here the store holds it as a crashed router left it,
+// is reopened (the restart, on the same data dir) and a runner starts on it: the batch ends
+// failed with its line's error, counted, and a batch created after it still runs to its end.
+TEST_F(BatchRunnerTest, APoisonedBatchLeftValidatingEndsFailedAndTheRunnerGoesOn) {
+  const std::string poison =
+      R"({"custom_id": "p", "method": "POST", "url": "/v1/completions", "body": {"prompt": "x", "stream": 1}})" "\n";
+  ASSERT_TRUE(files_->Write("file-poison", poison).ok());
+  ASSERT_TRUE(store_->AddBatch({.id = "batch_p", .endpoint = "/v1/completions", .input_file_id = "file-poison"}).ok());
+  store_.reset();
+  store_ = std::move(BatchStore::Open((dir_ / "batch.db").string())).value();
+  obs::Registry registry;
+  obs::CounterFamily& errors = registry.AddCounterFamily("errors", "test", {"kind"});
+  const RunnerMetrics metrics{&errors.WithLabels({"invalid_input"}), &errors.WithLabels({"internal"}),
+                              &errors.WithLabels({"line_internal"})};
+  const BatchRecord good = RunToEnd({.id = "batch_g", .endpoint = "/v1/completions", .input_file_id = "file-in"}, nullptr,
+                                    metrics);
+  EXPECT_EQ(good.status, BatchStatus::kCompleted);
+  EXPECT_EQ(good.request_counts.total, 3);
+  const BatchRecord poisoned = *store_->GetBatch("batch_p");
+  EXPECT_EQ(poisoned.status, BatchStatus::kFailed);
+  ASSERT_EQ(poisoned.errors.size(), 1u);
+  EXPECT_EQ(poisoned.errors[0].code, "invalid_body");
+  EXPECT_EQ(poisoned.errors[0].param, "body.stream");
+  EXPECT_EQ(poisoned.errors[0].line, 1);
+  EXPECT_NE(poisoned.errors[0].message.find("must be a boolean"), std::string::npos) << poisoned.errors[0].message;
+  EXPECT_EQ(errors.WithLabels({"invalid_input"}).value(), 1);
+  EXPECT_EQ(errors.WithLabels({"internal"}).value(), 0);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "batch/batch_runner.h"
 #include "batch/batch_store.h"
 #include "batch/file_store.h"
+#include "obs/metrics.h"
 
 namespace surge::batch {
 namespace {
@@ -40,6 +41,17 @@ Status RemoveOrphanFiles(BatchStore& store, FileStore& files) {
   return OkStatus();
 }
 
+// surge_batch_errors_total{kind} (docs/METRICS.md), once per process; nothing without a registry.
+RunnerMetrics RegisterMetrics(obs::Registry* metrics) {
+  if (metrics == nullptr) return {};
+  obs::CounterFamily& errors = metrics->AddCounterFamily(
+      "surge_batch_errors_total",
+      "Batch API failures, by kind: invalid_input (a batch whose input failed validation), internal (a batch "
+      "whose processing threw: it ended failed), line_internal (an answer that could not be recorded)",
+      {"kind"});
+  return {&errors.WithLabels({"invalid_input"}), &errors.WithLabels({"internal"}), &errors.WithLabels({"line_internal"})};
+}
+
 }  // namespace
 
 BatchService::BatchService(BatchServiceOptions options) : options_(std::move(options)) {}
@@ -60,6 +72,7 @@ StatusOr<std::unique_ptr<BatchService>> BatchService::Open(BatchServiceOptions o
   service->api_.reset(new BatchApi{*service->store_, *service->files_, service->options_.max_file_bytes,
                                    [self] { if (self->runner_) self->runner_->Wake(); }});
   service->worker_ = std::make_unique<TaskRunner>(1);
+  service->runner_metrics_ = std::make_unique<RunnerMetrics>(RegisterMetrics(service->options_.metrics));
   return service;
 }
 
@@ -69,7 +82,14 @@ void BatchService::Mount(const AddRoute& add) {
     const bool upload = std::string_view(route.path) == "/v1/files" && std::string_view(route.method) == "POST";
     add(route.method, route.path,
         [api = api_.get(), worker = worker_.get(), handle = route.handle](net::HttpRequest request, Writer writer) {
-          auto task = [api, handle, request = std::move(request), writer]() mutable { handle(*api, request, writer); };
+          auto task = [api, handle, request = std::move(request), writer]() mutable {
+            try {
+              handle(*api, request, writer);
+            } catch (const std::exception& e) {  // the edge: one request fails, the worker goes on
+              LOG(ERROR) << "batch: " << request.method << " " << request.path.substr(0, 128) << " threw: " << e.what();
+              writer->SendJson(500, api::ErrorBody(500, "internal error"));
+            }
+          };
           if (!worker->Post(std::move(task))) writer->SendJson(503, api::ErrorBody(503, "the server is shutting down"));
         },
         upload ? upload_limit : 0);
@@ -80,6 +100,7 @@ void BatchService::StartRunner(const std::string& base_url) {
   RunnerOptions options;
   options.dispatch.base_url = base_url;
   options.dispatch.max_in_flight = options_.max_in_flight;
+  options.metrics = *runner_metrics_;
   runner_ = std::make_unique<BatchRunner>(*store_, *files_, std::move(options));
   runner_->Start();
   LOG(INFO) << "batch: runner started, sending to " << base_url << " (data dir " << options_.data_dir << ")";

@@ -16,9 +16,14 @@ namespace surge {
 class TaskRunner;
 }  // namespace surge
 
+namespace surge::obs {
+class Registry;
+}  // namespace surge::obs
+
 namespace surge::batch {
 
 class BatchRunner;
+struct RunnerMetrics;
 class BatchStore;
 class FileStore;
 struct BatchApi;
@@ -27,6 +32,7 @@ struct BatchServiceOptions {
   std::string data_dir;
   int64_t max_file_bytes = 200 << 20;  // OpenAI's limit for a batch input file
   int max_in_flight = 64;              // the runner's window never grows past it
+  obs::Registry* metrics = nullptr;    // the process's registry (surge_batch_errors_total); null: none
 };
 
 // How a server lets others add routes before it starts: (method, path, handler, body limit
@@ -52,6 +58,7 @@ class BatchService {
   explicit BatchService(BatchServiceOptions options);
 
   const BatchServiceOptions options_;
+  std::unique_ptr<RunnerMetrics> runner_metrics_;  // the counters of options_.metrics
   std::unique_ptr<BatchStore> store_;
   std::unique_ptr<FileStore> files_;
   std::unique_ptr<BatchRunner> runner_;  // null until StartRunner

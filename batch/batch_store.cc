@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "base/json_access.h"
 #include "batch/batch_json.h"
 
 namespace surge::batch {
@@ -90,7 +91,7 @@ StatusOr<std::vector<std::string>> BatchStore::FileIds() {
 Status BatchStore::AddBatch(const BatchRecord& batch) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(SqliteStatement insert, db_->Prepare("INSERT INTO batches(id, status, object) VALUES(?, ?, ?)"));
-  return insert.Bind(1, batch.id).Bind(2, BatchStatusName(batch.status)).Bind(3, BatchJson(batch).dump()).Run();
+  return insert.Bind(1, batch.id).Bind(2, BatchStatusName(batch.status)).Bind(3, json::Dump(BatchJson(batch))).Run();
 }
 
 StatusOr<BatchRecord> BatchStore::GetBatch(std::string_view id) {
@@ -102,7 +103,7 @@ StatusOr<BatchRecord> BatchStore::GetBatchLocked(std::string_view id) {
   ASSIGN_OR_RETURN(SqliteStatement select, db_->Prepare("SELECT object FROM batches WHERE id = ?"));
   ASSIGN_OR_RETURN(bool found, select.Bind(1, id).Step());
   if (!found) return NotFoundError("no batch with id '" + std::string(id) + "'");
-  return BatchFromJson(Json::parse(select.Text(0)));
+  return BatchFromJson(Json::parse(select.Text(0), nullptr, /*allow_exceptions=*/false));
 }
 
 StatusOr<std::vector<BatchRecord>> BatchStore::ReadBatches(SqliteStatement& statement) {
@@ -110,7 +111,7 @@ StatusOr<std::vector<BatchRecord>> BatchStore::ReadBatches(SqliteStatement& stat
   for (;;) {
     ASSIGN_OR_RETURN(bool row, statement.Step());
     if (!row) return batches;
-    ASSIGN_OR_RETURN(BatchRecord batch, BatchFromJson(Json::parse(statement.Text(0))));
+    ASSIGN_OR_RETURN(BatchRecord batch, BatchFromJson(Json::parse(statement.Text(0), nullptr, /*allow_exceptions=*/false)));
     batches.push_back(std::move(batch));
   }
 }
@@ -138,7 +139,7 @@ StatusOr<BatchRecord> BatchStore::ChangeBatchLocked(std::string_view id, const B
   ASSIGN_OR_RETURN(BatchRecord batch, GetBatchLocked(id));
   RETURN_IF_ERROR(change(batch));
   ASSIGN_OR_RETURN(SqliteStatement update, db_->Prepare("UPDATE batches SET status = ?, object = ? WHERE id = ?"));
-  RETURN_IF_ERROR(update.Bind(1, BatchStatusName(batch.status)).Bind(2, BatchJson(batch).dump()).Bind(3, id).Run());
+  RETURN_IF_ERROR(update.Bind(1, BatchStatusName(batch.status)).Bind(2, json::Dump(BatchJson(batch))).Bind(3, id).Run());
   return batch;
 }
 

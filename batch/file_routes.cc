@@ -1,6 +1,7 @@
 // POST /v1/files, GET /v1/files, GET /v1/files/{id}[/content], DELETE /v1/files/{id}.
 #include <nlohmann/json.hpp>
 
+#include "base/json_access.h"
 #include "batch/batch_api.h"
 #include "batch/batch_json.h"
 #include "batch/ids.h"
@@ -64,7 +65,7 @@ void HandleUploadFile(BatchApi& api, const net::HttpRequest& request, Writer wri
     (void)api.files.Remove(file.id);
     return ReplyStatus(*writer, added);
   }
-  writer->SendJson(200, FileJson(file).dump());
+  writer->SendJson(200, json::Dump(FileJson(file)));
 }
 
 void HandleListFiles(BatchApi& api, const net::HttpRequest& request, Writer writer) {
@@ -79,7 +80,7 @@ void HandleListFiles(BatchApi& api, const net::HttpRequest& request, Writer writ
   const std::string after = query->count("after") ? query->at("after") : "";
   StatusOr<std::vector<FileRecord>> files = api.store.ListFiles(purpose, after, *limit + 1);
   if (!files.ok()) return ReplyStatus(*writer, files.status());
-  writer->SendJson(200, PageJson(*files, *limit, FileJson).dump());
+  writer->SendJson(200, json::Dump(PageJson(*files, *limit, FileJson)));
 }
 
 void HandleGetFile(BatchApi& api, const net::HttpRequest& request, Writer writer) {
@@ -89,7 +90,7 @@ void HandleGetFile(BatchApi& api, const net::HttpRequest& request, Writer writer
   if (!IsSafeId(rest)) return ReplyStatus(*writer, NotFoundError("no file with id '" + std::string(rest.substr(0, 64)) + "'"));
   StatusOr<FileRecord> file = api.store.GetFile(rest);
   if (!file.ok()) return ReplyStatus(*writer, file.status());
-  if (!content) return writer->SendJson(200, FileJson(*file).dump());
+  if (!content) return writer->SendJson(200, json::Dump(FileJson(*file)));
   StatusOr<std::string> bytes = api.files.Read(file->id);
   if (!bytes.ok()) return ReplyStatus(*writer, bytes.status());
   writer->Send(200, {{"Content-Type", "application/octet-stream"}}, std::move(bytes).value());
@@ -100,7 +101,7 @@ void HandleDeleteFile(BatchApi& api, const net::HttpRequest& request, Writer wri
   if (!IsSafeId(id)) return ReplyStatus(*writer, NotFoundError("no file with id '" + std::string(id.substr(0, 64)) + "'"));
   if (Status deleted = api.store.DeleteFile(id); !deleted.ok()) return ReplyStatus(*writer, deleted);
   if (Status removed = api.files.Remove(id); !removed.ok()) return ReplyStatus(*writer, removed);
-  writer->SendJson(200, Json{{"id", id}, {"object", "file"}, {"deleted", true}}.dump());
+  writer->SendJson(200, json::Dump(Json{{"id", id}, {"object", "file"}, {"deleted", true}}));
 }
 
 }  // namespace surge::batch

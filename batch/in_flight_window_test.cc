@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "batch/line_dispatcher.h"
+
 namespace surge::batch {
 namespace {
 
@@ -36,6 +38,18 @@ TEST(InFlightWindowTest, BaselineFollowsTheFastestAndDriftsUpSlowly) {
   EXPECT_DOUBLE_EQ(window.baseline_cost_ms(), 5);
   window.OnAnswer(9);
   EXPECT_NEAR(window.baseline_cost_ms(), 5.04, 1e-9);
+}
+
+// An answer's cost reads usage.completion_tokens from the engine's bytes: of the wrong type,
+// out of range or nested too deep, it counts as no tokens (it threw, or cast 1e300 to int64).
+TEST(AnswerCostTest, UsageOfTheWrongTypeCountsAsNoTokens) {
+  auto cost = [](std::string body) { return AnswerCostMs({OkStatus(), 200, "r", std::move(body)}, 100); };
+  EXPECT_DOUBLE_EQ(cost(R"({"usage": {"completion_tokens": 4}})"), 25);
+  EXPECT_DOUBLE_EQ(cost(R"({"usage": {"completion_tokens": "4"}})"), 100);
+  EXPECT_DOUBLE_EQ(cost(R"({"usage": {"completion_tokens": 1e300}})"), 100);
+  EXPECT_DOUBLE_EQ(cost(R"({"usage": [1]})"), 100);
+  EXPECT_DOUBLE_EQ(cost("not json \xff"), 100);
+  EXPECT_DOUBLE_EQ(cost(std::string(200'000, '[') + std::string(200'000, ']')), 100);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/json_access.h"
 #include "base/logging.h"
 #include "batch/ids.h"
 #include "net/http_client.h"
@@ -13,22 +14,25 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kFirstBackoffMs = 100;
+constexpr int kMaxAnswerDepth = 128;  // deeper answers are not walked (no usage read)
 
 // 429 and 503 say "full, come back later": batch work waits, it does not fail.
 bool IsOverload(const LineAnswer& answer) { return answer.status_code == 429 || answer.status_code == 503; }
 
-// Latency per generated token (the whole latency for answers that generate none, as
-// embeddings): comparable across lines of different lengths.
-double CostMs(const LineAnswer& answer, int64_t latency_ms) {
-  const nlohmann::json body = nlohmann::json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+}  // namespace
+
+// Latency per generated token: comparable across lines of different lengths. The answer is
+// the engine's: a usage of the wrong type or out of range (a string, 1e300) counts as no
+// tokens instead of throwing or casting out of range.
+double AnswerCostMs(const LineAnswer& answer, int64_t latency_ms) {
   int64_t tokens = 0;
-  if (body.is_object() && body.contains("usage") && body["usage"].is_object()) {
-    tokens = body["usage"].value("completion_tokens", int64_t{0});
+  StatusOr<json::Json> body = json::Parse(answer.body, "answer", kMaxAnswerDepth, answer.body.size());
+  const json::Json* usage = nullptr;
+  if (body.ok() && body->is_object() && json::ObjectReader(*body, "answer").Object("usage", &usage).ok() && usage) {
+    if (!json::ObjectReader(*usage, "usage").Int("completion_tokens", 0, int64_t{1} << 40, &tokens).ok()) tokens = 0;
   }
   return static_cast<double>(latency_ms) / static_cast<double>(std::max<int64_t>(1, tokens));
 }
-
-}  // namespace
 
 LineDispatcher::LineDispatcher(DispatchOptions options, OnDone on_done)
     : options_(std::move(options)),
@@ -145,7 +149,7 @@ void LineDispatcher::OnAnswer(Pending pending, LineAnswer answer, int64_t latenc
     if (IsOverload(answer) || transport_failed) {
       window_.OnOverload();
     } else {
-      window_.OnAnswer(CostMs(answer, latency_ms));
+      window_.OnAnswer(AnswerCostMs(answer, latency_ms));
     }
     if (retry) {
       const int64_t backoff_ms =

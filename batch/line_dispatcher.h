@@ -46,6 +46,11 @@ struct DispatchedLine {
   BatchLine line;
 };
 
+// The window's cost of one answer: latency per generated token (usage.completion_tokens of
+// the engine's answer, read through json_access; the whole latency when there is none, as
+// for embeddings, or when it is of the wrong type or out of range).
+double AnswerCostMs(const LineAnswer& answer, int64_t latency_ms);
+
 class LineDispatcher {
  public:
   // `on_done` gets each line's final answer, once, on the HTTP client's thread, before the

@@ -162,4 +162,10 @@ Status AmqpConnection::Ack(uint64_t delivery_tag) {
   return OkStatus();
 }
 
+Status AmqpConnection::Reject(uint64_t delivery_tag) {
+  const int rc = amqp_basic_reject(state_, kChannel, delivery_tag, /*requeue=*/0);
+  if (rc != AMQP_STATUS_OK) return UnavailableError(std::string("amqp reject: ") + amqp_error_string2(rc));
+  return OkStatus();
+}
+
 }  // namespace surge::queue

@@ -59,6 +59,9 @@ class AmqpConnection {
   // Persistent, application/json, on the confirm-mode channel: its sequence number (1, 2, ...).
   StatusOr<uint64_t> Publish(const OutgoingMessage& message);
   Status Ack(uint64_t delivery_tag);
+  // basic.reject without requeue: the broker drops the delivery, or dead-letters it when its
+  // queue has an x-dead-letter-exchange (DeclareQueues gives ours one: NAME.dead).
+  Status Reject(uint64_t delivery_tag);
 
  private:
   explicit AmqpConnection(amqp_connection_state_t state) : state_(state) {}

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/logging.h"
+#include "obs/metrics.h"
 #include "queue/amqp_connection.h"
 #include "queue/queue_message.h"
 
@@ -20,18 +21,51 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// What the dispatcher thread publishes when an answer cannot be encoded.
+constexpr char kUnencodableReply[] =
+    R"({"status_code":null,"error":{"code":"internal_error","message":"the answer could not be encoded"}})";
+
+void Count(obs::Counter* counter) {
+  if (counter != nullptr) counter->Increment();
+}
+
+QueueMetrics RegisterMetrics(obs::Registry* registry) {
+  if (registry == nullptr) return {};
+  obs::CounterFamily& dead = registry->AddCounterFamily(
+      "surge_queue_dead_lettered_total",
+      "Queue messages dead-lettered to NAME.dead: invalid (failed validation, published with x-surge-error), "
+      "internal (handling it threw: rejected without requeue)",
+      {"reason"});
+  obs::Counter& reply_errors = registry->AddCounter(
+      "surge_queue_reply_errors_total", "Queue answers that could not be encoded (an internal_error reply instead)");
+  return {&dead.WithLabels({"invalid"}), &dead.WithLabels({"internal"}), &reply_errors};
+}
+
 }  // namespace
 
 QueueConsumer::QueueConsumer(QueueOptions options)
-    : options_(std::move(options)), dedup_(options_.dedup_ttl_ms, options_.dedup_max_entries) {
+    : options_(std::move(options)),
+      metrics_(RegisterMetrics(options_.metrics)),
+      dedup_(options_.dedup_ttl_ms, options_.dedup_max_entries) {
   dispatcher_ = std::make_unique<batch::LineDispatcher>(
       batch::DispatchOptions{.base_url = options_.base_url, .max_in_flight = options_.max_in_flight},
-      [this](const batch::DispatchedLine& line, const batch::LineAnswer& answer) {
-        std::string reply = ReplyBody(answer.transport.ok() ? answer.status_code : 0, answer.body, answer.transport.message());
-        std::lock_guard<std::mutex> lock(mu_);
-        answers_.push_back({line.owner, std::move(reply)});
-      });
+      [this](const batch::DispatchedLine& line, const batch::LineAnswer& answer) { OnAnswer(line, answer); });
   thread_ = std::thread([this] { Run(); });
+}
+
+// On the dispatcher's thread. ReplyBody reads the answer through json_access and does not
+// throw on its bytes; whatever else goes wrong answers the request with an error.
+void QueueConsumer::OnAnswer(const batch::DispatchedLine& line, const batch::LineAnswer& answer) {
+  std::string reply;
+  try {
+    reply = ReplyBody(answer.transport.ok() ? answer.status_code : 0, answer.body, answer.transport.message());
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "queue: the answer to " << line.owner << " could not be encoded: " << e.what();
+    Count(metrics_.reply_errors);
+    reply = kUnencodableReply;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  answers_.push_back({line.owner, std::move(reply)});
 }
 
 QueueConsumer::~QueueConsumer() { Stop(); }
@@ -46,7 +80,12 @@ void QueueConsumer::Run() {
   int64_t backoff_ms = kFirstBackoffMs;
   while (!stopping_) {
     StatusOr<std::unique_ptr<AmqpConnection>> connection = AmqpConnection::Open(options_.url);
-    Status status = connection.ok() ? Serve(**connection) : connection.status();
+    Status status = connection.status();
+    try {
+      if (connection.ok()) status = Serve(**connection);
+    } catch (const std::exception& e) {  // outside any one delivery (those are caught in OnDeliveryOrReject)
+      status = InternalError(std::string("the consumer threw: ") + e.what());
+    }
     if (stopping_) break;
     if (connection.ok() && status.code() != StatusCode::kInvalidArgument) backoff_ms = kFirstBackoffMs;
     LOG(WARNING) << "queue: " << status.message() << "; reconnecting in " << backoff_ms << " ms";
@@ -69,16 +108,30 @@ Status QueueConsumer::Serve(AmqpConnection& connection) {
   while (!stopping_) {
     StatusOr<Event> event = connection.Next(kPollMs);
     if (!event.ok()) return event.status();
-    if (event->received) RETURN_IF_ERROR(OnDelivery(connection, std::move(*event->received)));
+    if (event->received) RETURN_IF_ERROR(OnDeliveryOrReject(connection, std::move(*event->received)));
     if (event->confirmed) RETURN_IF_ERROR(OnConfirmed(connection, event->confirmed->sequence, event->confirmed->multiple));
     RETURN_IF_ERROR(DeliverAnswers(connection));
   }
   return OkStatus();
 }
 
+Status QueueConsumer::OnDeliveryOrReject(AmqpConnection& connection, Received received) {
+  const uint64_t tag = received.delivery_tag;
+  const std::string correlation_id = received.message.correlation_id;
+  try {
+    return OnDelivery(connection, std::move(received));
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "queue: rejecting message " << correlation_id << " without requeue (the broker dead-letters it to "
+               << options_.queue_name << ".dead): " << e.what();
+    Count(metrics_.dead_internal);
+    return connection.Reject(tag);
+  }
+}
+
 Status QueueConsumer::OnDelivery(AmqpConnection& connection, Received received) {
   StatusOr<QueueRequest> request = ValidateMessage(received.message, options_.default_endpoint);
   if (!request.ok()) {
+    Count(metrics_.dead_invalid);
     LOG(WARNING) << "queue: dead-lettering message " << received.message.correlation_id << ": " << request.status().message();
     ASSIGN_OR_RETURN(const uint64_t sequence, connection.Publish({.routing_key = options_.queue_name + ".dead",
                                                                   .correlation_id = received.message.correlation_id,

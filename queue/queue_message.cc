@@ -1,13 +1,18 @@
 #include "queue/queue_message.h"
 
-#include <nlohmann/json.hpp>
-
-#include "base/json_depth.h"
+#include "base/json_access.h"
 #include "batch/batch_input.h"
 
 namespace surge::queue {
+namespace {
 
-using Json = nlohmann::ordered_json;
+using json::Json;
+
+// An engine answer nesting deeper than this is passed on as text: nothing recursive (the
+// reply's dump) ever walks it.
+constexpr int kMaxAnswerDepth = 128;
+
+}  // namespace
 
 StatusOr<QueueRequest> ValidateMessage(const QueueMessage& m, std::string_view default_endpoint,
                                        const MessageLimits& limits) {
@@ -18,25 +23,23 @@ StatusOr<QueueRequest> ValidateMessage(const QueueMessage& m, std::string_view d
   if (!batch::IsBatchEndpoint(url)) {
     return InvalidArgumentError("endpoint '" + url + "' is not one of /v1/chat/completions, /v1/completions, /v1/embeddings");
   }
-  if (m.body.size() > limits.max_body_bytes || !JsonDepthWithin(m.body, limits.max_json_depth)) {
-    return InvalidArgumentError("the body is too large or nests too deep");
-  }
-  const Json body = Json::parse(m.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return InvalidArgumentError("the body is not valid JSON");
+  ASSIGN_OR_RETURN(const Json body, json::Parse(m.body, "the body", limits.max_json_depth, limits.max_body_bytes));
   if (!body.is_object()) return InvalidArgumentError("the body must be a JSON object (an OpenAI request)");
-  if (body.value("stream", false) == true) {
-    return InvalidArgumentError("stream is not supported on the queue: each answer is published whole");
-  }
-  return QueueRequest{m.message_id.empty() ? m.correlation_id : m.message_id, url, body.dump()};
+  bool stream = false;
+  json::ObjectReader reader(body, "the body");
+  RETURN_IF_ERROR(reader.Bool("stream", &stream).status());
+  if (stream) return InvalidArgumentError("stream is not supported on the queue: each answer is published whole");
+  return QueueRequest{m.message_id.empty() ? m.correlation_id : m.message_id, url, json::Dump(body)};
 }
 
 std::string ReplyBody(int status_code, std::string_view body, std::string_view transport_error) {
   if (status_code == 0) {
-    return Json{{"status_code", nullptr}, {"error", {{"code", "no_response"}, {"message", transport_error}}}}.dump();
+    return json::Dump(Json{{"status_code", nullptr}, {"error", {{"code", "no_response"}, {"message", transport_error}}}});
   }
-  Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) parsed = std::string(body);
-  return Json{{"status_code", status_code}, {"body", std::move(parsed)}}.dump();
+  // Not JSON, or too deep to walk: the text itself (invalid UTF-8 in it becomes U+FFFD).
+  StatusOr<Json> parsed = json::Parse(body, "the answer", kMaxAnswerDepth, body.size());
+  Json value = parsed.ok() ? std::move(parsed).value() : Json(std::string(body));
+  return json::Dump(Json{{"status_code", status_code}, {"body", std::move(value)}});
 }
 
 }  // namespace surge::queue

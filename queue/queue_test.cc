@@ -70,6 +70,30 @@ TEST(ValidateMessageTest, RefusesPoison) {
   EXPECT_FALSE(ValidateMessage(m, "/v1/completions").ok());
 }
 
+// Issue 31: a "stream" of the wrong type threw inside OnDelivery; now it is poison, with the
+// field named (the consumer dead-letters it).
+TEST(ValidateMessageTest, WrongTypesArePoisonNamingTheField) {
+  for (const char* body : {R"({"stream":"yes"})", R"({"stream":1})", R"({"stream":{}})"}) {
+    StatusOr<QueueRequest> r = ValidateMessage(Message(body), "/v1/completions");
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("stream must be a boolean"), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(ValidateMessage(Message(R"({"stream":false})"), "/v1/completions").ok());
+  EXPECT_FALSE(ValidateMessage(Message(std::string(200'000, '[') + std::string(200'000, ']')), "/v1/completions").ok());
+}
+
+// An answer that is not JSON and holds invalid UTF-8, or nests 200k deep, is passed on as
+// text (it threw in dump() / overflowed the stack on the dispatcher's thread).
+TEST(ReplyBodyTest, InvalidUtf8AndDeepAnswersBecomeText) {
+  const nlohmann::json bad = nlohmann::json::parse(ReplyBody(500, "oops \xff\xfe end", ""));
+  EXPECT_EQ(bad["body"], "oops \xEF\xBF\xBD\xEF\xBF\xBD end");
+  const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+  const std::string reply = ReplyBody(200, deep, "");
+  EXPECT_EQ(nlohmann::json::parse(reply)["body"].get<std::string>().size(), deep.size());
+  EXPECT_TRUE(nlohmann::json::parse(ReplyBody(0, "", "refused \xc3"))["status_code"].is_null());
+}
+
 TEST(ReplyBodyTest, Shapes) {
   EXPECT_EQ(nlohmann::json::parse(ReplyBody(200, R"({"a":1})", "")),
             nlohmann::json::parse(R"({"status_code":200,"body":{"a":1}})"));

@@ -133,6 +133,8 @@ void OpenAiServer::AddRoutes() {
 
 Status OpenAiServer::Start() { return http_->Start(); }
 
+obs::Registry& OpenAiServer::metrics_registry() { return context_->metrics.registry(); }
+
 void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
   if (shut_down_) return;
   shut_down_ = true;

@@ -40,6 +40,9 @@ class OpenAiServer {
   // last response is written (or abandoned) and every thread is joined. Idempotent.
   void Shutdown(std::chrono::milliseconds drain_timeout);
 
+  // The registry /metrics shows: other parts on this server (the Batch API) add theirs.
+  obs::Registry& metrics_registry();
+
   int64_t num_generations_in_flight() const { return static_cast<int64_t>(context_->InFlight().size()); }
 
  private:

@@ -60,10 +60,16 @@ std::vector<AlertEvent> AlarmEvaluator::Evaluate(int64_t now_ms, const Expositio
   history_.Add(now_ms, exposition);
   last_evaluation_ms_ = now_ms;
   std::vector<AlertEvent> events;
+  last_errors_.clear();
   for (size_t i = 0; i < config_.rules.size(); ++i) {
     const AlarmRule& rule = config_.rules[i];
     RuleState& state = rules_[i];
-    state.last_values = EvaluateExpression(rule.expr, history_);
+    try {
+      state.last_values = EvaluateExpression(rule.expr, history_);
+    } catch (const std::exception& e) {  // one rule fails, the others go on
+      state.last_values.clear();
+      last_errors_.emplace_back(i, e.what());
+    }
     for (const auto& [group, value] : state.last_values) {
       const bool condition = Compare(value, rule.comparison, rule.threshold);
       if (condition || state.alerts.count(group)) {

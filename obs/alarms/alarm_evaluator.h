@@ -52,8 +52,12 @@ class AlarmEvaluator {
 
   explicit AlarmEvaluator(AlarmConfig config);
 
-  // One evaluation at `now_ms` (increasing) on a fresh scrape; the events in rule order.
+  // One evaluation at `now_ms` (increasing) on a fresh scrape; the events in rule order. A
+  // rule whose expression throws has no values this time (its alerts go quiet) and its error
+  // is in last_errors(); the other rules are evaluated all the same.
   std::vector<AlertEvent> Evaluate(int64_t now_ms, const Exposition& exposition);
+  // The rules that failed in the last Evaluate: (rule index, error).
+  const std::vector<std::pair<size_t, std::string>>& last_errors() const { return last_errors_; }
   // Records what an action did with an event's alert (when it still exists).
   void SetActionResult(size_t rule_index, const Labels& group, std::string result, int64_t now_ms);
 
@@ -76,6 +80,7 @@ class AlarmEvaluator {
   SampleHistory history_;
   std::vector<RuleState> rules_;
   int64_t last_evaluation_ms_ = 0;
+  std::vector<std::pair<size_t, std::string>> last_errors_;
 };
 
 // RFC 3339 in UTC with milliseconds: "2024-05-01T12:00:00.250Z".

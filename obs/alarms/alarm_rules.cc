@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/duration.h"
+#include "base/json_access.h"
 
 namespace surge::obs {
 namespace {
@@ -103,7 +104,7 @@ Status ReadGroupBy(Fields& f, std::vector<std::string>* out) {
   if (!v->is_array()) return f.Error("group_by", "expected a list of label names");
   for (const Json& name : *v) {
     if (!name.is_string() || !IsName(name.get<std::string>(), false) || name.get<std::string>() == "le") {
-      return f.Error("group_by", "'" + name.dump() + "' is not a label name");
+      return f.Error("group_by", "'" + json::Dump(name).substr(0, 64) + "' is not a label name");
     }
     out->push_back(name.get<std::string>());
   }
@@ -181,6 +182,7 @@ Status ReadRule(const Json& json, const std::string& path, AlarmRule* r) {
                                      {"<=", Comparison::kLe}, {"==", Comparison::kEq}, {"!=", Comparison::kNe}},
                                     &r->comparison, true));
   RETURN_IF_ERROR(g.Number("threshold", &r->threshold, true));
+  if (!std::isfinite(r->threshold)) return g.Error("threshold", "must be a finite number");
   RETURN_IF_ERROR(g.Time("for", &r->for_duration, false));
   RETURN_IF_ERROR(g.Time("keep_firing_for", &r->keep_firing_for, false));
   r->severity = "warning";

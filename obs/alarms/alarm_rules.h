@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_regex.h"
 #include "base/status.h"
 
 namespace surge::obs {
@@ -25,9 +25,10 @@ struct LabelMatcher {
   std::string name;
   Op op = Op::kEq;
   std::string value;
-  std::shared_ptr<const std::regex> regex;  // kRe / kNre only
+  std::shared_ptr<const BoundedRegex> regex;  // kRe / kNre only: PCRE2, bounded (never std::regex)
 
-  bool Matches(const Labels& labels) const;  // an absent label reads ""
+  // An absent label reads "". A regex match that passes its limits matches neither =~ nor !~.
+  bool Matches(const Labels& labels) const;
 };
 
 // `metric{a="x",b=~"y.*"}`: a metric name and its matchers.

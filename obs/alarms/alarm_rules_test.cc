@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "obs/alarms/prometheus_export.h"
 
 namespace surge::obs {
@@ -88,6 +90,37 @@ TEST(AlarmRulesTest, KindSpecificKeys) {
   EXPECT_EQ(ErrorOf(OneRule(rule)), "ok");
   rule["action"] = {{"type", "scale_up"}};
   EXPECT_EQ(ErrorOf(OneRule(rule)), "rules[0] (Errors).action.pool: missing");
+}
+
+// Issue 31: a 309-digit duration made std::stod throw (an abort, not a config error), and
+// std::regex overflowed on `a{99999999999999999999}` and 50k nested '('. Each is now an error
+// naming the key.
+TEST(AlarmRulesTest, OutsideValuesPastTheLimitsAreErrorsNamingTheKey) {
+  Json root = OneRule(GoodRule());
+  root["interval"] = std::string(400, '9') + "s";
+  EXPECT_EQ(ErrorOf(root).rfind("alarm rules.interval: '999", 0), 0u) << ErrorOf(root);
+  Json rule = GoodRule();
+  rule["expr"]["numerator"] = R"(req_total{code=~"a{99999999999999999999}"})";
+  EXPECT_NE(ErrorOf(OneRule(rule)).find("rules[0] (Errors).expr.numerator: selector"), std::string::npos) << ErrorOf(OneRule(rule));
+  rule["expr"]["numerator"] = "req_total{code=~\"" + std::string(50'000, '(') + "\"}";
+  EXPECT_NE(ErrorOf(OneRule(rule)).find("bad regex"), std::string::npos);
+  EXPECT_LT(ErrorOf(OneRule(rule)).size(), 1000u) << "the pattern is shown shortened";
+  rule = GoodRule();
+  rule["threshold"] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(ErrorOf(OneRule(rule)), "rules[0] (Errors).threshold: must be a finite number");
+  rule = GoodRule();
+  rule["expr"]["group_by"] = Json::array({std::string("a\xff")});
+  EXPECT_NE(ErrorOf(OneRule(rule)).find("is not a label name"), std::string::npos);
+}
+
+TEST(SelectorTest, ARegexPastItsMatchLimitSelectsNothing) {
+  StatusOr<Selector> re = ParseSelector(R"(x{a=~"(a+)+[^a]"})");
+  ASSERT_TRUE(re.ok()) << re.status().message();
+  EXPECT_FALSE(re->Matches({{"a", std::string(40, 'a')}}));
+  StatusOr<Selector> nre = ParseSelector(R"(x{a!~"(a+)+[^a]"})");
+  ASSERT_TRUE(nre.ok());
+  EXPECT_FALSE(nre->Matches({{"a", std::string(40, 'a')}}));
+  EXPECT_TRUE(nre->Matches({{"a", "b"}}));
 }
 
 TEST(SelectorTest, ParsesMatchersAndMatchesWholeValues) {

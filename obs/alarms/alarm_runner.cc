@@ -101,6 +101,9 @@ AlarmRunner::AlarmRunner(AlarmConfig config, AlarmRunnerOptions options)
       action_results_(options_.registry->AddCounterFamily(
           "surge_alarm_actions_total", "Alarm actions run, by rule, action type and result (ok, error)",
           {"alarm", "action", "result"})),
+      evaluation_errors_(options_.registry->AddCounterFamily(
+          "surge_alarm_evaluation_errors_total",
+          "Alarm rule evaluations that failed (the rule had no value that time; the others went on)", {"alarm"})),
       evaluator_(std::move(config)) {
   std::lock_guard<std::mutex> lock(mu_);
   RefreshStateGauges();
@@ -154,13 +157,24 @@ void AlarmRunner::EvaluateOnce(int64_t now_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     events = evaluator_.Evaluate(now_ms, *exposition);
+    for (const auto& [rule_index, error] : evaluator_.last_errors()) {
+      std::fprintf(stderr, "%s: alarm %s: evaluation failed: %s\n", options_.process_name.c_str(),
+                   config_.rules[rule_index].name.c_str(), error.c_str());
+      evaluation_errors_.WithLabels({config_.rules[rule_index].name}).Increment();
+    }
     for (const AlertEvent& event : events) {
       if (!event.repeat) transitions_.WithLabels({config_.rules[event.rule_index].name, AlertStateName(event.to)}).Increment();
     }
     RefreshStateGauges();
   }
   // Outside the lock: an action may report back at once (OnActionDone locks).
-  for (const AlertEvent& event : events) Dispatch(event);
+  for (const AlertEvent& event : events) {
+    try {
+      Dispatch(event);
+    } catch (const std::exception& e) {  // that action fails (counted as an error), the rest go on
+      OnActionDone(event, InternalError(std::string("the action threw: ") + e.what()), "");
+    }
+  }
 }
 
 void AlarmRunner::Dispatch(const AlertEvent& event) {

@@ -1,6 +1,7 @@
 // AlarmRunner: `--alarm-rules` in a running process. A thread of its own scrapes the
 // process's own metrics text every interval, runs the AlarmEvaluator, keeps the
-// surge_alarms / surge_alarm_transitions_total / surge_alarm_actions_total families and
+// surge_alarms / surge_alarm_transitions_total / surge_alarm_actions_total /
+// surge_alarm_evaluation_errors_total families and
 // hands each event to its rule's action. Nothing here blocks a request or the engine: the
 // scrape is the same read /metrics does, and actions must return at once (a webhook queues).
 #pragma once
@@ -66,6 +67,7 @@ class AlarmRunner {
   GaugeFamily& alarms_;
   CounterFamily& transitions_;
   CounterFamily& action_results_;
+  CounterFamily& evaluation_errors_;  // surge_alarm_evaluation_errors_total{alarm}
   mutable std::mutex mu_;
   std::condition_variable cv_;
   AlarmEvaluator evaluator_;  // guarded by mu_

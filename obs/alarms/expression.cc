@@ -1,5 +1,6 @@
 // EvaluateExpression: the four expression kinds over a SampleHistory.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -58,7 +59,14 @@ std::map<Labels, double> Quantile(const Expression& e, const SampleHistory& hist
   for (const auto& [labels, increase] : increases) {
     auto le = labels.find("le");
     if (le == labels.end()) continue;
-    const double bound = le->second == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(le->second);
+    double bound = std::numeric_limits<double>::infinity();
+    if (le->second != "+Inf") {
+      // from_chars, not std::stod: a bucket bound that is not a number skips its series
+      // instead of throwing on the alarm thread.
+      const std::string& text = le->second;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bound);
+      if (ec != std::errc() || end != text.data() + text.size() || std::isnan(bound)) continue;
+    }
     groups[GroupOf(labels, e.group_by)][bound] += increase;
   }
   for (const auto& [group, buckets] : groups) {

@@ -109,6 +109,16 @@ TEST(ExpressionTest, QuantileInterpolatesLikePrometheus) {
   EXPECT_DOUBLE_EQ(EvaluateExpression(e, history).at({}), 1.0);
 }
 
+// A bucket bound that is not a number (std::stod threw on the alarm thread) skips its series.
+TEST(ExpressionTest, QuantileSkipsBucketsWhoseBoundIsNotANumber) {
+  SampleHistory history(seconds(60), {"h_bucket"});
+  history.Add(0, Parse("h_bucket{le=\"1\"} 0\nh_bucket{le=\"abc\"} 0\nh_bucket{le=\"1e999\"} 0\nh_bucket{le=\"+Inf\"} 0\n"));
+  history.Add(10'000, Parse("h_bucket{le=\"1\"} 4\nh_bucket{le=\"abc\"} 9\nh_bucket{le=\"1e999\"} 9\nh_bucket{le=\"+Inf\"} 8\n"));
+  Expression e = Expr(ExprKind::kQuantile, "h", seconds(60));
+  e.quantile = 0.25;  // 2 of 8, at or below 1
+  EXPECT_DOUBLE_EQ(EvaluateExpression(e, history).at({}), 0.5);
+}
+
 TEST(ExpressionTest, QuantileSumsSeriesPerGroup) {
   SampleHistory history(seconds(60), {"h_bucket"});
   history.Add(0, Parse("h_bucket{pool=\"a\",le=\"1\"} 0\nh_bucket{pool=\"a\",le=\"+Inf\"} 0\n"

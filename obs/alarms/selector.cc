@@ -55,11 +55,12 @@ class SelectorParser {
     SkipSpace();
     ASSIGN_OR_RETURN(m.value, Quoted());
     if (m.op == LabelMatcher::Op::kRe || m.op == LabelMatcher::Op::kNre) {
-      try {
-        m.regex = std::make_shared<const std::regex>(m.value, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return Error("bad regex '" + m.value + "': " + e.what());
+      StatusOr<std::unique_ptr<BoundedRegex>> regex = BoundedRegex::Compile(m.value);
+      if (!regex.ok()) {
+        const std::string shown = m.value.size() > 64 ? m.value.substr(0, 64) + "..." : m.value;
+        return Error("bad regex '" + shown + "': " + regex.status().message());
       }
+      m.regex = std::move(regex).value();
     }
     return m;
   }
@@ -93,7 +94,8 @@ class SelectorParser {
     return false;
   }
   Status Error(const std::string& what) const {
-    return InvalidArgumentError("selector '" + std::string(text_) + "' at " + std::to_string(pos_) + ": " + what);
+    const std::string shown = text_.size() > 128 ? std::string(text_.substr(0, 128)) + "..." : std::string(text_);
+    return InvalidArgumentError("selector '" + shown + "' at " + std::to_string(pos_) + ": " + what);
   }
 
   std::string_view text_;
@@ -110,8 +112,14 @@ bool LabelMatcher::Matches(const Labels& labels) const {
   switch (op) {
     case Op::kEq: return actual == value;
     case Op::kNe: return actual != value;
-    case Op::kRe: return std::regex_match(actual, *regex);
-    case Op::kNre: return !std::regex_match(actual, *regex);
+    case Op::kRe: {
+      StatusOr<bool> matched = regex->FullMatch(actual);
+      return matched.ok() && *matched;
+    }
+    case Op::kNre: {
+      StatusOr<bool> matched = regex->FullMatch(actual);
+      return matched.ok() && !*matched;
+    }
   }
   return false;
 }

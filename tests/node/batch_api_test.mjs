@@ -26,6 +26,7 @@ let lone;
 let viaRouter;
 let viaLone;
 let direct;
+let routerDir;
 
 function dataDir() {
   const dir = mkdtempSync(join(tmpdir(), 'surge-batch-'));
@@ -38,7 +39,8 @@ before(async () => {
     startServer(SURGE, ['--threads', '1', '--scheduling-policy', 'priority']),
     startServer(SURGE, ['--threads', '1', '--scheduling-policy', 'priority', '--data-dir', dataDir()]),
   ]);
-  router = await startRouter(SURGE, [engine.baseUrl], ['--data-dir', dataDir()]);
+  routerDir = dataDir();
+  router = await startRouter(SURGE, [engine.baseUrl], ['--data-dir', routerDir]);
   viaRouter = client(router.baseUrl);
   viaLone = client(lone.baseUrl);
   direct = client(engine.baseUrl);
@@ -184,4 +186,26 @@ test('--data-dir with API keys is refused at start, naming both', async () => {
                                 '--port', '0'], { encoding: 'utf8', timeout: 10_000 });
   assert.equal(run.status, 2, run.stderr);
   assert.match(run.stderr, /--data-dir \(the Batch API\) cannot be used with API keys/);
+});
+
+// Issue 31: a line whose body has "stream": 1 threw on the runner's thread and aborted surge
+// route, again on every restart with that data dir. Now the batch fails with that line's error,
+// counted, and the router, restarted on the same data dir, serves and runs the next batch.
+test('a "stream": 1 line fails its batch; the router, restarted on its data dir, still serves', async () => {
+  const ok = { model: MODEL, prompt: 'x', max_tokens: 2 };
+  const file = await upload(viaRouter, [line('p', '/v1/completions', { ...ok, stream: 1 })]);
+  const created = await viaRouter.batches.create({ input_file_id: file.id, endpoint: '/v1/completions', completion_window: '24h' });
+  const { batch } = await waitForBatch(viaRouter, created.id);
+  assert.equal(batch.status, 'failed');
+  assert.deepEqual(batch.errors.data.map((e) => [e.code, e.param, e.line]), [['invalid_body', 'body.stream', 1]]);
+  assert.match(batch.errors.data[0].message, /stream must be a boolean, got an integer/);
+  const metrics = await (await fetch(`${router.baseUrl}/metrics`)).text();
+  assert.match(metrics, /surge_batch_errors_total\{kind="invalid_input"\} [1-9]/);
+  assert.equal(await stopServer(router.proc), 0);
+  router = await startRouter(SURGE, [engine.baseUrl], ['--data-dir', routerDir]);
+  viaRouter = client(router.baseUrl);
+  assert.equal((await viaRouter.batches.retrieve(created.id)).status, 'failed');
+  const good = await upload(viaRouter, [line('g', '/v1/completions', ok)]);
+  const next = await viaRouter.batches.create({ input_file_id: good.id, endpoint: '/v1/completions', completion_window: '24h' });
+  assert.equal((await waitForBatch(viaRouter, next.id)).batch.status, 'completed');
 });

@@ -2,7 +2,9 @@
 // thousand OpenAI requests published RPC-style (reply_to, correlation_id, message_id), the
 // broker restarted mid-run, and every request answered with none run twice (the engine's
 // own request count), duplicates of a message id answered from the dedup window, and a
-// poison message dead-lettered with its error. Run: node --test tests/node/queue_rabbitmq_test.mjs
+// poison message dead-lettered with its error (a body that is not JSON, and issue 31's
+// {"stream":"yes"}), counted in surge_queue_dead_lettered_total.
+// Run: node --test tests/node/queue_rabbitmq_test.mjs
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, test } from 'node:test';
@@ -86,6 +88,9 @@ test(`${NUM_REQUESTS} requests over RabbitMQ, the broker restarted mid-run: all 
     const props = (i) => ({ persistent: true, replyTo: REPLIES, correlationId: `c-${i}`, messageId: `m-${i}` });
     for (let i = 0; i < NUM_REQUESTS; ++i) channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify(request(i))), props(i));
     channel.sendToQueue(QUEUE, Buffer.from('not json'), { persistent: true, replyTo: REPLIES, correlationId: 'poison', messageId: 'poison' });
+    // Issue 31: a "stream" of the wrong type threw in the consumer, which died and got it redelivered.
+    channel.sendToQueue(QUEUE, Buffer.from('{"stream":"yes"}'),
+                        { persistent: true, replyTo: REPLIES, correlationId: 'poison-stream', messageId: 'poison-stream' });
     // A publisher's retry of a message id: answered, not run again.
     channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify(request(0))), props(0));
     await channel.waitForConfirms();
@@ -109,6 +114,7 @@ test(`${NUM_REQUESTS} requests over RabbitMQ, the broker restarted mid-run: all 
       assert.ok(reply[0].body.choices.length === 1, JSON.stringify(reply[0]));
     }
     assert.ok(!replies.has('poison'), 'the poison message got a reply');
+    assert.ok(!replies.has('poison-stream'), 'the poison message got a reply');
     const duplicates = [...replies.values()].filter((r) => r.length > 1).length;
     t.diagnostic(`${duplicates} correlation ids answered more than once (at-least-once replies)`);
     // Dedup: each request ran once on the engine, the restart's redeliveries and the retried
@@ -122,6 +128,12 @@ test(`${NUM_REQUESTS} requests over RabbitMQ, the broker restarted mid-run: all 
     assert.equal(dead.properties.correlationId, 'poison');
     assert.equal(dead.content.toString(), 'not json');
     assert.match(String(dead.properties.headers['x-surge-error']), /not valid JSON/);
+    const deadStream = await check.get(DEAD, { noAck: true });
+    assert.ok(deadStream, 'the {"stream":"yes"} message is not in the dead-letter queue');
+    assert.equal(deadStream.properties.correlationId, 'poison-stream');
+    assert.match(String(deadStream.properties.headers['x-surge-error']), /stream must be a boolean, got a string/);
+    const metrics = await (await fetch(`${router.baseUrl}/metrics`)).text();
+    assert.match(metrics, /surge_queue_dead_lettered_total\{reason="invalid"\} [2-9]/);
     await checker.close();
     state.done = true;
     await connection.close().catch(() => {});
