@@ -77,6 +77,7 @@ class AutomatonBuilder {
     }
     out_->start_state_ = InternClosureOf({nfa_.start});
     for (DfaState s = 0; s < sets_.size() && failure_.ok(); ++s) Expand(s);
+    if (failure_.ok() && budget_->exhausted()) failure_ = budget_->status();  // never a partial automaton
     if (!failure_.ok()) return failure_;
     FinishCalls();
     Prune();
@@ -183,17 +184,21 @@ class AutomatonBuilder {
     buckets.resize(out_->num_classes_);
     std::map<RuleId, std::vector<NfaNodeId>> calls;
     bool accepting = false;
-    int64_t steps = 0;
     for (NfaNodeId n : sets_.Get(s)) {
       const NfaNode& node = nfa_.nodes[n];
       accepting |= node.final;
+      int64_t steps = 1;
       for (auto [set, target] : node.byte_edges) {
         steps += static_cast<int64_t>(classes_of_set_[set].size());
         for (int32_t c : classes_of_set_[set]) buckets[c].push_back(target);
       }
       for (auto [rule, ret] : node.calls) calls[rule].push_back(ret);
+      if (!budget_->Spend(steps)) {
+        for (auto& bucket : buckets) bucket.clear();
+        Fail(budget_->status());
+        return;
+      }
     }
-    budget_->Spend(steps);
     if (accepting) out_->flags_[s] |= CompiledGrammar::kAccepting;
     for (int32_t c = 0; c < out_->num_classes_ && failure_.ok(); ++c) {
       if (buckets[c].empty()) continue;
