@@ -48,6 +48,12 @@ api::ApiError CompileError(const api::OutputConstraint& constraint, const Status
 
 // What the compile thread needs; shared with the writer's close callback (cancel).
 struct PendingCompile {
+  PendingCompile(ServerContext& context, api::OutputConstraint constraint, std::string endpoint,
+                 std::shared_ptr<net::ResponseWriter> writer, ConstraintThen then, double limit_s,
+                 CompileBudget::Clock::time_point deadline, std::shared_ptr<RequestTrace> trace)
+      : context(context), constraint(std::move(constraint)), endpoint(std::move(endpoint)), writer(std::move(writer)),
+        then(std::move(then)), limit_s(limit_s), deadline(deadline), trace(std::move(trace)) {}
+
   ServerContext& context;
   api::OutputConstraint constraint;
   std::string endpoint;
