@@ -49,6 +49,8 @@ struct ServeFlags {
   std::string max_body_size = "8MiB";
   int64_t max_json_depth = api::kDefaultMaxJsonDepth;
   int64_t max_stored_responses = 1000;
+  std::string constraint_cache_size = "256MiB";
+  double constraint_compile_timeout = 10;
   double drain_timeout = 30;
   double request_timeout = 0;
   int64_t threads = 0;
@@ -101,6 +103,12 @@ void Register(FlagParser& parser, ServeFlags& f) {
   parser.AddInt("max-stored-responses", &f.max_stored_responses,
                 "Responses API answers kept in memory for GET /v1/responses/{id} and previous_response_id, "
                 "least recently used dropped first (default 1000)");
+  parser.AddString("constraint-cache-size", &f.constraint_cache_size,
+                   "bytes of compiled output-constraint grammars (response_format, guided_*, tool_choice) kept for "
+                   "reuse, least recently used dropped first; failures are kept too (default 256MiB)");
+  parser.AddDouble("constraint-compile-timeout", &f.constraint_compile_timeout,
+                   "seconds one output constraint may take to compile (on its own threads) before the request gets "
+                   "400; a request's `timeout` shortens it; 0: none, the step budget alone (default 10)");
   parser.AddDouble("drain-timeout", &f.drain_timeout, "seconds to let requests finish on SIGTERM (default 30)");
   parser.AddDouble("request-timeout", &f.request_timeout,
                    "seconds a completion, chat or responses request may take before it is ended with 504 "
@@ -271,6 +279,12 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   config->engine.kv_dtype = *kv_dtype;
   ASSIGN_OR_RETURN(ByteSize body, ParseByteSize(f.max_body_size, "max-body-size", false));
   config->server.max_body_bytes = static_cast<size_t>(body.bytes);
+  ASSIGN_OR_RETURN(ByteSize cache, ParseByteSize(f.constraint_cache_size, "constraint-cache-size", false));
+  config->server.constraint_cache_bytes = cache.bytes;
+  if (!(f.constraint_compile_timeout >= 0 && f.constraint_compile_timeout <= 3600)) {
+    return InvalidArgumentError("--constraint-compile-timeout must be in [0, 3600] seconds");
+  }
+  config->server.constraint_compile_timeout_s = f.constraint_compile_timeout;
   if (!f.kv_cache_memory.empty()) {
     ASSIGN_OR_RETURN(ByteSize kv, ParseByteSize(f.kv_cache_memory, "kv-cache-memory", true));
     config->engine.kv_cache_bytes = kv.bytes;

@@ -46,6 +46,9 @@ class LruMap {
   }
 
   size_t size() const { return entries_.size(); }
+  // The least recently used entry (nullptr when empty), for owners that drop entries by a
+  // bound of their own (bytes) through Erase.
+  const std::pair<Key, Value>* Oldest() const { return entries_.empty() ? nullptr : &entries_.back(); }
 
  private:
   using Entry = std::pair<Key, Value>;

@@ -1,12 +1,15 @@
-// ConstraintCache: compiled output constraints (response_format, guided_*) by their
-// ConstraintCacheKey, least recently used dropped first, shared by every worker thread.
-// Requests with the same schema share one CompiledGrammar -- and so, in the engine, one
-// mask cache.
+// ConstraintCache: compiled output constraints (response_format, guided_*, tool_choice) by
+// their ConstraintCacheKey, least recently used dropped first, bounded in entries and in
+// bytes, shared by every worker thread. Requests with the same schema share one
+// CompiledGrammar -- and so, in the engine, one mask cache. Failures are kept too, so a
+// repeated bad grammar is refused without compiling it again.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/lru_map.h"
@@ -15,23 +18,47 @@
 
 namespace surge {
 
+struct ConstraintCacheOptions {
+  size_t max_entries = 256;          // grammars and failures together
+  int64_t max_bytes = int64_t{256} << 20;  // their tables (--constraint-cache-size)
+};
+
 class ConstraintCache {
  public:
-  explicit ConstraintCache(size_t max_entries = 256, ConstraintLimits limits = {});
+  using Compiled = StatusOr<std::shared_ptr<const CompiledGrammar>>;
 
-  // The compiled grammar of `spec`, compiled now unless cached. Errors (InvalidArgument,
-  // naming the unsupported keyword or the limit) are the compiler's and are not cached.
-  // Thread-safe; compiling happens outside the lock.
-  StatusOr<std::shared_ptr<const CompiledGrammar>> Get(const ConstraintSpec& spec);
+  explicit ConstraintCache(ConstraintCacheOptions options = {}, ConstraintLimits limits = {});
 
+  // The cached grammar or failure of `spec`; nullopt when it must be compiled.
+  std::optional<Compiled> Lookup(const ConstraintSpec& spec);
+  // Compiles `spec` under `budget` (null: the limits' step budget alone) and caches the
+  // outcome. Failures are cached unless they are the budget's deadline or cancel flag's
+  // (they say nothing about the grammar). A grammar larger than the byte bound is returned
+  // but not kept. Thread-safe; compiling happens outside the lock.
+  Compiled Compile(const ConstraintSpec& spec, CompileBudget* budget = nullptr);
+  // Lookup, else Compile.
+  Compiled Get(const ConstraintSpec& spec);
+
+  const ConstraintLimits& limits() const { return limits_; }
   size_t size() const;
+  int64_t bytes() const;
   int64_t hits() const;
+  int64_t failures_cached() const;
 
  private:
+  struct Entry {
+    Compiled compiled;
+    int64_t bytes = 0;  // the key and the grammar's tables
+  };
+  void Put(std::string key, Entry entry);  // requires mu_
+
+  const ConstraintCacheOptions options_;
   const ConstraintLimits limits_;
   mutable std::mutex mu_;
-  LruMap<std::string, std::shared_ptr<const CompiledGrammar>> entries_;  // guarded by mu_
-  int64_t hits_ = 0;                                                     // guarded by mu_
+  LruMap<std::string, Entry> entries_;  // guarded by mu_
+  int64_t bytes_ = 0;                   // guarded by mu_: sum of entries' bytes
+  int64_t hits_ = 0;                    // guarded by mu_
+  int64_t failures_ = 0;                // guarded by mu_: failures among entries_
 };
 
 }  // namespace surge

@@ -43,7 +43,7 @@ class RequiredCallsParser final : public BufferedParser {
       size_t at = SkipSpace(pending_, 0);
       if (at < pending_.size() && (pending_[at] == '[' || pending_[at] == ',')) at = SkipSpace(pending_, at + 1);
       const std::string_view rest = std::string_view(pending_).substr(at);
-      const size_t size = rest.starts_with("{") ? JsonValueSize(rest) : std::string_view::npos;
+      const size_t size = rest.starts_with("{") ? scanner_.Size(pending_, at) : std::string_view::npos;
       if (size == std::string_view::npos) break;
       std::optional<ToolCall> call = CallFromJson(rest.substr(0, size));
       if (call) {
@@ -58,6 +58,7 @@ class RequiredCallsParser final : public BufferedParser {
     if (final) pending_.clear();
   }
 
+  JsonValueScanner scanner_;  // the open call's object, scanned once as it grows
   int32_t num_calls_ = 0;
 };
 

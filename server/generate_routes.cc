@@ -5,7 +5,7 @@
 
 #include "api/chat_request.h"
 #include "api/completion_request.h"
-#include "engine/constraint/constraint.h"
+#include "server/constraint_compile.h"
 #include "server/routes.h"
 
 namespace surge {
@@ -47,32 +47,6 @@ api::ApiResult<EngineRequest> MakeEngineRequest(const ServerContext& context, st
   request.skip_special_tokens = params.skip_special_tokens;
   request.priority = params.priority;
   return request;
-}
-
-ConstraintSpec ToConstraintSpec(const api::OutputConstraint& constraint) {
-  ConstraintSpec spec;
-  switch (constraint.kind) {
-    case api::OutputConstraintKind::kNone:
-    case api::OutputConstraintKind::kJsonObject: spec.kind = ConstraintKind::kJsonObject; break;
-    case api::OutputConstraintKind::kJsonSchema: spec.kind = ConstraintKind::kJsonSchema; break;
-    case api::OutputConstraintKind::kRegex: spec.kind = ConstraintKind::kRegex; break;
-    case api::OutputConstraintKind::kChoice: spec.kind = ConstraintKind::kChoice; break;
-    case api::OutputConstraintKind::kGrammar: spec.kind = ConstraintKind::kGrammar; break;
-  }
-  spec.text = constraint.text;
-  spec.choices = constraint.choices;
-  return spec;
-}
-
-// The request's output constraint, compiled through the server's cache (null: none). A
-// compile error is a 400 on the field the constraint came from, in the compiler's words
-// ("json_schema: keyword 'not' is not supported (at #/properties/x)").
-api::ApiResult<std::shared_ptr<const CompiledGrammar>> CompileOutputConstraint(
-    ServerContext& context, const api::OutputConstraint& constraint) {
-  if (constraint.kind == api::OutputConstraintKind::kNone) return std::shared_ptr<const CompiledGrammar>();
-  StatusOr<std::shared_ptr<const CompiledGrammar>> compiled = context.constraints.Get(ToConstraintSpec(constraint));
-  if (!compiled.ok()) return api::InvalidParam(constraint.param, std::string(compiled.status().message()));
-  return std::move(compiled).value();
 }
 
 // X-Priority (a tier name or an integer) overrides the body's `priority`: a gateway sets
@@ -180,18 +154,9 @@ void Launch(ServerContext& context, GenerationSpec spec, std::vector<EngineReque
   if (!status.ok()) context.ReplyError(*writer, endpoint, api::ApiError{status, "", ""});
 }
 
-}  // namespace
-
-void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
-                       SteadyClock::time_point arrival) {
-  api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(http.body, context.options.request_limits);
-  if (!parsed.ok()) return context.ReplyError(*writer, kCompletions, parsed.error());
-  api::CompletionRequest& request = *parsed;
-  if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, kCompletions, *error);
-  if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, kCompletions, *error);
-  if (auto error = CheckTimeout(context, request.params)) return context.ReplyError(*writer, kCompletions, *error);
-  auto constraint = CompileOutputConstraint(context, request.params.constraint);
-  if (!constraint.ok()) return context.ReplyError(*writer, kCompletions, constraint.error());
+// After the constraint is compiled: the prompts, each an engine request, then the launch.
+void LaunchCompletions(ServerContext& context, const api::CompletionRequest& request,
+                       std::shared_ptr<const CompiledGrammar> constraint, Writer writer, SteadyClock::time_point arrival) {
   std::vector<EngineRequest> requests;
   for (const api::CompletionPrompt& prompt : request.prompts) {
     api::ApiResult<std::vector<int32_t>> ids = context.prompts.FromCompletionPrompt(prompt, request.add_special_tokens);
@@ -200,7 +165,7 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
     api::ApiResult<EngineRequest> engine_request =
         MakeEngineRequest(context, std::move(ids).value(), request.params, "prompt");
     if (!engine_request.ok()) return context.ReplyError(*writer, kCompletions, engine_request.error());
-    engine_request->constraint = *constraint;
+    engine_request->constraint = constraint;
     // echo with logprobs scores the prompt; max_tokens 0 only scores it (echo alone too).
     if (request.echo && (request.params.top_logprobs >= 0 || engine_request->stop.max_tokens == 0)) {
       engine_request->prompt_logprobs = std::max(request.params.top_logprobs, 0);
@@ -210,6 +175,50 @@ void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Wri
   GenerationSpec spec = MakeSpec(context, request.params, kCompletions, arrival);
   spec.echo = request.echo;
   Launch(context, std::move(spec), std::move(requests), std::move(writer));
+}
+
+// After the constraint is compiled: the prompt, the engine request, reasoning and tools.
+void LaunchChat(ServerContext& context, const api::ChatCompletionRequest& request, const ChatRoute& route,
+                std::shared_ptr<const CompiledGrammar> constraint, Writer writer, SteadyClock::time_point arrival) {
+  const std::string_view endpoint = route.endpoint;
+  api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);
+  if (!prompt.ok()) return context.ReplyError(*writer, endpoint, prompt.error());
+  api::ApiResult<EngineRequest> engine_request =
+      MakeEngineRequest(context, std::move(prompt->token_ids), request.params, route.prompt_param);
+  if (!engine_request.ok()) return context.ReplyError(*writer, endpoint, engine_request.error());
+  GenerationSpec spec = MakeSpec(context, request.params, endpoint, arrival, route.encoder);
+  PrepareReasoning(context, &*engine_request, &spec);
+  PrepareTools(context, request, &*engine_request, &spec);
+  engine_request->constraint = std::move(constraint);
+  // Under a reasoning parser the answer -- what the constraint is about -- starts after
+  // "</think>"; where that is not one token the constraint holds from the first token.
+  if (spec.parse_reasoning && spec.think_end_token_id) {
+    engine_request->constraint_start_token_id = *spec.think_end_token_id;
+  }
+  std::vector<EngineRequest> requests;
+  requests.push_back(std::move(engine_request).value());
+  Launch(context, std::move(spec), std::move(requests), std::move(writer));
+}
+
+// The deadline of the request's own `timeout`, which also bounds its constraint's compile.
+double RequestTimeoutSeconds(const ServerContext& context, const api::GenerationParams& params) {
+  return params.timeout_s.value_or(context.options.request_timeout_s);
+}
+
+}  // namespace
+
+void HandleCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
+                       SteadyClock::time_point arrival) {
+  api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(http.body, context.options.request_limits);
+  if (!parsed.ok()) return context.ReplyError(*writer, kCompletions, parsed.error());
+  auto request = std::make_shared<api::CompletionRequest>(std::move(parsed).value());
+  if (auto error = CheckModel(context, request->params.model)) return context.ReplyError(*writer, kCompletions, *error);
+  if (auto error = ApplyPriorityHeader(http, &request->params)) return context.ReplyError(*writer, kCompletions, *error);
+  if (auto error = CheckTimeout(context, request->params)) return context.ReplyError(*writer, kCompletions, *error);
+  WithOutputConstraint(context, request->params.constraint, RequestTimeoutSeconds(context, request->params),
+                       kCompletions, writer, [&context, request, writer, arrival](auto constraint) {
+                         LaunchCompletions(context, *request, std::move(constraint), writer, arrival);
+                       });
 }
 
 void HandleChatCompletions(ServerContext& context, const net::HttpRequest& http, Writer writer,
@@ -225,25 +234,11 @@ void RunChatRequest(ServerContext& context, const net::HttpRequest& http, api::C
   if (auto error = CheckModel(context, request.params.model)) return context.ReplyError(*writer, endpoint, *error);
   if (auto error = ApplyPriorityHeader(http, &request.params)) return context.ReplyError(*writer, endpoint, *error);
   if (auto error = CheckTimeout(context, request.params)) return context.ReplyError(*writer, endpoint, *error);
-  auto constraint = CompileOutputConstraint(context, request.params.constraint);
-  if (!constraint.ok()) return context.ReplyError(*writer, endpoint, constraint.error());
-  api::ApiResult<ChatPrompt> prompt = context.prompts.FromChat(request.input, request.add_special_tokens);
-  if (!prompt.ok()) return context.ReplyError(*writer, endpoint, prompt.error());
-  api::ApiResult<EngineRequest> engine_request =
-      MakeEngineRequest(context, std::move(prompt->token_ids), request.params, route.prompt_param);
-  if (!engine_request.ok()) return context.ReplyError(*writer, endpoint, engine_request.error());
-  GenerationSpec spec = MakeSpec(context, request.params, endpoint, arrival, route.encoder);
-  PrepareReasoning(context, &*engine_request, &spec);
-  PrepareTools(context, request, &*engine_request, &spec);
-  engine_request->constraint = *constraint;
-  // Under a reasoning parser the answer -- what the constraint is about -- starts after
-  // "</think>"; where that is not one token the constraint holds from the first token.
-  if (spec.parse_reasoning && spec.think_end_token_id) {
-    engine_request->constraint_start_token_id = *spec.think_end_token_id;
-  }
-  std::vector<EngineRequest> requests;
-  requests.push_back(std::move(engine_request).value());
-  Launch(context, std::move(spec), std::move(requests), std::move(writer));
+  auto shared = std::make_shared<api::ChatCompletionRequest>(std::move(request));
+  WithOutputConstraint(context, shared->params.constraint, RequestTimeoutSeconds(context, shared->params), endpoint,
+                       writer, [&context, shared, route, writer, arrival](auto constraint) {
+                         LaunchChat(context, *shared, route, std::move(constraint), writer, arrival);
+                       });
 }
 
 std::optional<api::ApiError> CheckModel(const ServerContext& context, const std::string& model) {

@@ -50,7 +50,7 @@ class Llama3JsonParser final : public BufferedParser {
     if (std::string_view(pending_).substr(start).starts_with(kPythonTag)) start = SkipSpace(pending_, start + kPythonTag.size());
     if (start == pending_.size() && !final) return Step::kWait;
     const std::string_view object = std::string_view(pending_).substr(start);
-    const size_t size = object.starts_with("{") ? JsonValueSize(object) : 0;
+    const size_t size = object.starts_with("{") ? scanner_.Size(pending_, start) : 0;
     if (size == std::string_view::npos && !final) return Step::kWait;
     std::optional<ToolCall> call;
     if (size != 0 && size != std::string_view::npos) call = CallFromJson(object.substr(0, size));
@@ -88,6 +88,7 @@ class Llama3JsonParser final : public BufferedParser {
   }
 
   State state_ = State::kStart;
+  JsonValueScanner scanner_;  // the open call's object, scanned once as it grows
   int32_t num_calls_ = 0;
 };
 

@@ -153,6 +153,7 @@ void OpenAiServer::Shutdown(std::chrono::milliseconds drain_timeout) {
   }
   http_->WaitUntilIdle(std::chrono::seconds(5));  // let the last bytes reach the clients
   http_->Stop();
+  context_->compile_runner.Stop();  // before the workers: it posts its answers to them
   context_->runner.Stop();
   if (context_->span_exporter) context_->span_exporter->Shutdown();  // sends what is left
 }

@@ -44,6 +44,8 @@ class OpenAiServer {
   obs::Registry& metrics_registry();
 
   int64_t num_generations_in_flight() const { return static_cast<int64_t>(context_->InFlight().size()); }
+  // What the routes share (tests reach its caches, metrics and task runners).
+  ServerContext& context() { return *context_; }
 
  private:
   explicit OpenAiServer(std::unique_ptr<ServerContext> context);

@@ -39,6 +39,8 @@ void HandleResponses(ServerContext& context, const net::HttpRequest& http, Write
   }
   api::ApiResult<api::ChatCompletionRequest> chat = api::ToChatRequest(*request, history, limits);
   if (!chat.ok()) return context.ReplyError(*writer, kResponses, chat.error());
+  // Compile errors name the field as the client wrote it.
+  if (chat->params.constraint.param == "response_format") chat->params.constraint.param = "text.format";
   api::ResponseMeta meta = {api::NewResponseId("resp_"), api::UnixSeconds(), context.options.served_model_name};
   std::function<void(const api::Json&)> on_finished;
   if (request->store) {

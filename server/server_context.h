@@ -73,6 +73,13 @@ struct ServerOptions {
   // Completions, chat and responses: the deadline of a request that gives no `timeout`,
   // and the most one may give (--request-timeout); 0: none, and any `timeout` goes.
   double request_timeout_s = 0;
+  // Output constraints: the compiled-grammar cache's bound in bytes (--constraint-cache-size),
+  // the most one compile may take, in seconds (--constraint-compile-timeout; a request's
+  // `timeout` shortens it; 0: no deadline, the step budget alone), and the threads that
+  // compile, apart from the request workers.
+  int64_t constraint_cache_bytes = int64_t{256} << 20;
+  double constraint_compile_timeout_s = 10;
+  int constraint_compile_threads = 2;
   // --alarm-rules: evaluated in-process on this server's own metrics, shown at GET /alarms.
   std::optional<obs::AlarmConfig> alarm_rules{};
 };
@@ -84,8 +91,10 @@ class ServerContext {
         prompts(std::move(prompts)),
         options(std::move(options)),
         token_bytes(TokenBytesOf(this->prompts.tokenizer())),
+        constraints(ConstraintCacheOptions{256, this->options.constraint_cache_bytes}),
         responses(this->options.max_stored_responses),
-        runner(this->options.num_workers) {}
+        runner(this->options.num_workers),
+        compile_runner(this->options.constraint_compile_threads) {}
 
   // Replies and counts the reply in the metrics.
   void Reply(net::ResponseWriter& writer, std::string_view endpoint, int http_status, std::string json);
@@ -112,6 +121,7 @@ class ServerContext {
   ConstraintCache constraints;         // compiled response_format / guided_* grammars
   ResponseStore responses;             // /v1/responses kept for GET and previous_response_id
   TaskRunner runner;                   // stopped by the server before the context goes
+  TaskRunner compile_runner;           // output constraints' compiles (server/constraint_compile.h)
   KvEventStreams kv_event_streams;     // GET /kv_events, ended at shutdown
   std::atomic<bool> draining{false};   // shutting down: /health 503, new generations 503
   // Set by OpenAiServer::Create before serving when options.tracing is on; null otherwise.

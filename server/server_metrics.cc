@@ -53,6 +53,12 @@ ServerMetrics::ServerMetrics()
                                          {"kind"})),
       timeouts_(registry_.AddCounter("surge_request_timeouts_total",
                                      "Requests ended by their deadline (body timeout or --request-timeout)")),
+      constraint_compiles_(registry_.AddCounterFamily(
+          "surge_constraint_compiles_total",
+          "Output constraints by outcome: compiled, failed, cancelled (client gone), cache_hit, cache_hit_failure",
+          {"outcome"})),
+      constraint_cache_bytes_(registry_.AddGauge("surge_constraint_cache_bytes",
+                                                 "Bytes held by the compiled-grammar cache (--constraint-cache-size)")),
       active_connections_(registry_.AddGauge("surge_http_active_connections",
                                              "Open client connections (the scraper's own included)")),
       in_flight_(registry_.AddGauge("surge_generations_in_flight",

@@ -32,6 +32,10 @@ class ServerMetrics {
   void CountError(std::string_view kind) { errors_.WithLabels({kind}).Increment(); }
   // A request ended by its deadline (`timeout` or --request-timeout), streamed or not.
   void CountTimeout() { timeouts_.Increment(); }
+  // An output constraint's way through the compiled-grammar cache: compiled, failed,
+  // cancelled (its client left), cache_hit, cache_hit_failure (a failure kept, not redone).
+  void CountConstraintCompile(std::string_view outcome) { constraint_compiles_.WithLabels({outcome}).Increment(); }
+  void SetConstraintCacheBytes(int64_t bytes) { constraint_cache_bytes_.Set(static_cast<double>(bytes)); }
   // The time between two consecutive outputs that carried tokens to one choice.
   void ObserveInterTokenLatency(double seconds) { inter_token_latency_.Observe(seconds); }
   void SetActiveConnections(int64_t num_connections) {
@@ -57,6 +61,8 @@ class ServerMetrics {
   obs::CounterFamily& requests_;
   obs::CounterFamily& errors_;
   obs::Counter& timeouts_;
+  obs::CounterFamily& constraint_compiles_;
+  obs::Gauge& constraint_cache_bytes_;
   obs::Gauge& active_connections_;
   obs::Gauge& in_flight_;
   obs::Gauge& running_;

@@ -88,9 +88,11 @@ TEST_F(StructuredOutputServerTest, CompileErrorsNameTheField) {
   EXPECT_EQ(engine_.num_submitted(), 0u);
 }
 
+ConstraintSpec RegexSpec(const std::string& regex) { return ConstraintSpec{ConstraintKind::kRegex, regex, {}}; }
+
 TEST(ConstraintCacheTest, BoundedLeastRecentlyUsed) {
-  ConstraintCache cache(2);
-  auto spec = [](const std::string& regex) { return ConstraintSpec{ConstraintKind::kRegex, regex, {}}; };
+  ConstraintCache cache(ConstraintCacheOptions{2});
+  auto spec = RegexSpec;
   auto a = *cache.Get(spec("a"));
   auto b = *cache.Get(spec("b"));
   EXPECT_EQ(*cache.Get(spec("a")), a);  // a is now the most recent
@@ -100,6 +102,45 @@ TEST(ConstraintCacheTest, BoundedLeastRecentlyUsed) {
   EXPECT_NE(*cache.Get(spec("b")), b);  // compiled again
   EXPECT_FALSE(cache.Get(spec("(")).ok());
   EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(ConstraintCacheTest, BoundedInBytes) {
+  // Each .{1000} grammar holds ~19k states of tables; the bound keeps about two of them.
+  auto probe = *CompileConstraint(RegexSpec(".{1000}"), ConstraintLimits());
+  const int64_t one = probe->memory_bytes();
+  ConstraintCache cache(ConstraintCacheOptions{256, 2 * one + one / 2});
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(cache.Get(RegexSpec(".{" + std::to_string(1000 + i) + "}")).ok());
+    EXPECT_LE(cache.bytes(), 2 * one + one / 2);
+  }
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_TRUE(cache.Lookup(RegexSpec(".{1005}")).has_value()) << "the most recent stays";
+  EXPECT_FALSE(cache.Lookup(RegexSpec(".{1000}")).has_value());
+  // One larger than the whole bound is returned but not kept.
+  ConstraintCache tiny(ConstraintCacheOptions{256, one / 2});
+  EXPECT_TRUE(tiny.Get(RegexSpec(".{1000}")).ok());
+  EXPECT_EQ(tiny.size(), 0u);
+  EXPECT_EQ(tiny.bytes(), 0);
+}
+
+TEST(ConstraintCacheTest, FailuresAreKeptButNotDeadlinesOrCancels) {
+  ConstraintCache cache;
+  EXPECT_FALSE(cache.Get(RegexSpec("a?{1000}{8}")).ok());
+  EXPECT_EQ(cache.failures_cached(), 1);
+  std::optional<ConstraintCache::Compiled> again = cache.Lookup(RegexSpec("a?{1000}{8}"));
+  ASSERT_TRUE(again.has_value()) << "a repeated bad grammar is not compiled again";
+  EXPECT_EQ(again->status().code(), StatusCode::kResourceExhausted);
+
+  CompileBudget late(ConstraintLimits().max_compile_steps);
+  late.set_deadline(CompileBudget::Clock::now() - std::chrono::seconds(1));
+  EXPECT_EQ(cache.Compile(RegexSpec("[0-9]+"), &late).status().code(), StatusCode::kDeadlineExceeded);
+  std::atomic<bool> cancelled{true};
+  CompileBudget cancel(ConstraintLimits().max_compile_steps);
+  cancel.set_cancel_flag(&cancelled);
+  EXPECT_EQ(cache.Compile(RegexSpec("[0-9]+"), &cancel).status().code(), StatusCode::kCancelled);
+  EXPECT_FALSE(cache.Lookup(RegexSpec("[0-9]+")).has_value());
+  EXPECT_EQ(cache.failures_cached(), 1);
+  EXPECT_TRUE(cache.Get(RegexSpec("[0-9]+")).ok());
 }
 
 }  // namespace

@@ -56,8 +56,12 @@ class TaggedParser final : public BufferedParser {
 
   // The open call's body up to its end tag (or the output's end); true once it is done.
   bool ScanCall(bool final, ToolCallDelta* out) {
-    const size_t end = pending_.find(format_.end);
-    if (end == std::string::npos && !final) return false;  // hold the whole call
+    const size_t end = pending_.find(format_.end, searched_);
+    if (end == std::string::npos && !final) {  // hold the whole call; search only new bytes next
+      searched_ = pending_.size() - std::min(pending_.size(), format_.end.size() - 1);
+      return false;
+    }
+    searched_ = 0;
     const size_t body_size = end == std::string::npos ? pending_.size() : end;
     const size_t consumed = end == std::string::npos ? pending_.size() : end + format_.end.size();
     std::optional<ToolCall> call = format_.parse_body(std::string_view(pending_).substr(0, body_size));
@@ -127,6 +131,7 @@ class TaggedParser final : public BufferedParser {
   std::string held_;        // a separator run whose fate is not known yet
   bool in_call_ = false;
   bool after_call_ = false;  // nothing but separators since the last call
+  size_t searched_ = 0;  // the open call's body holds no end tag before this offset
   int32_t num_calls_ = 0;
 };
 

@@ -44,24 +44,36 @@ size_t SkipSpace(std::string_view text, size_t at) {
   return at;
 }
 
-size_t JsonValueSize(std::string_view text) {
-  int64_t depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
+size_t JsonValueSize(std::string_view text) { return JsonValueScanner().Size(text, 0); }
+
+size_t JsonValueScanner::Size(std::string_view buffer, size_t start) {
+  if (start != start_) {
+    start_ = start;
+    scanned_ = 0;
+    depth_ = 0;
+    in_string_ = escaped_ = false;
+  }
+  const std::string_view text = buffer.substr(start);
+  for (; scanned_ < text.size(); ++scanned_) {
+    ++bytes_scanned_;
+    const char c = text[scanned_];
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
       } else if (c == '\\') {
-        escaped = true;
+        escaped_ = true;
       } else if (c == '"') {
-        in_string = false;
+        in_string_ = false;
       }
       continue;
     }
-    if (c == '"') in_string = true;
-    if (c == '{' || c == '[') ++depth;
-    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+    if (c == '"') in_string_ = true;
+    if (c == '{' || c == '[') ++depth_;
+    if ((c == '}' || c == ']') && --depth_ == 0) {
+      const size_t size = scanned_ + 1;
+      start_ = std::string_view::npos;  // the next value starts a new scan
+      return size;
+    }
   }
   return std::string_view::npos;
 }

@@ -18,6 +18,25 @@ size_t SkipSpace(std::string_view text, size_t at);
 // The size of the JSON object or array that starts `text`, once it is complete (strings
 // and their escapes respected); npos while it is still open.
 size_t JsonValueSize(std::string_view text);
+
+// JsonValueSize over a buffer that grows at its end, resumed where the last call stopped so
+// that a value streamed in n deltas costs O(its size), not O(n x size). `start` is where the
+// value begins in `buffer`; a different start than last time begins a new scan, and so does
+// every call after one that found the value complete (its bytes are then consumed).
+class JsonValueScanner {
+ public:
+  size_t Size(std::string_view buffer, size_t start);
+  // Bytes looked at over this scanner's life (each byte of a value once).
+  int64_t bytes_scanned() const { return bytes_scanned_; }
+
+ private:
+  int64_t bytes_scanned_ = 0;
+  size_t start_ = std::string_view::npos;
+  size_t scanned_ = 0;  // bytes of the value looked at
+  int64_t depth_ = 0;
+  bool in_string_ = false;
+  bool escaped_ = false;
+};
 // The longest tail of `text` that is a proper prefix of `tag` (and so may become it).
 size_t PartialTagSize(std::string_view text, std::string_view tag);
 

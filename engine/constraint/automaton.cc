@@ -2,16 +2,69 @@
 // states that can never finish and the left-recursion check.
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string>
+#include <unordered_map>
 
+#include "engine/constraint/compile_budget.h"
 #include "engine/constraint/compiled_grammar.h"
 #include "engine/constraint/nfa.h"
 
 namespace surge {
+namespace {
+
+// The NFA node sets of the DFA states, each stored once (in one arena) and found by hash.
+class NodeSetTable {
+ public:
+  int32_t size() const { return static_cast<int32_t>(begin_.size()) - 1; }
+  std::span<const NfaNodeId> Get(DfaState s) const {
+    return {arena_.data() + begin_[s], static_cast<size_t>(begin_[s + 1] - begin_[s])};
+  }
+  // The state whose set has `hash` and satisfies `same` (a test of equality), or
+  // kDeadState when there is none yet.
+  template <typename Same>
+  DfaState Find(uint64_t hash, Same same) const {
+    auto [first, last] = by_hash_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      if (same(Get(it->second))) return it->second;
+    }
+    return kDeadState;
+  }
+  DfaState Add(std::span<const NfaNodeId> set, uint64_t hash) {
+    DfaState id = size();
+    arena_.insert(arena_.end(), set.begin(), set.end());
+    begin_.push_back(static_cast<int64_t>(arena_.size()));
+    by_hash_.emplace(hash, id);
+    return id;
+  }
+  // Bytes held: the sets, their offsets and the hash index (about 32 bytes a state).
+  int64_t bytes() const {
+    return static_cast<int64_t>(arena_.size() * sizeof(NfaNodeId) + begin_.size() * (sizeof(int64_t) + 32));
+  }
+  // Independent of the order of the set's nodes (so that closures need no sorting).
+  static uint64_t Hash(std::span<const NfaNodeId> set) {
+    uint64_t h = set.size();
+    for (NfaNodeId n : set) {
+      uint64_t x = static_cast<uint64_t>(n) + 0x9e3779b97f4a7c15ull;  // splitmix64's finalizer
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+      h += x ^ (x >> 31);
+    }
+    return h;
+  }
+
+ private:
+  std::vector<NfaNodeId> arena_;     // every state's set, one after another (any order)
+  std::vector<int64_t> begin_ = {0}; // [num_states + 1] offsets into arena_
+  std::unordered_multimap<uint64_t, DfaState> by_hash_;
+};
+
+}  // namespace
 
 class AutomatonBuilder {
  public:
-  AutomatonBuilder(const Nfa& nfa, const ConstraintLimits& limits) : nfa_(nfa) {
+  AutomatonBuilder(const Nfa& nfa, const ConstraintLimits& limits, CompileBudget* budget)
+      : nfa_(nfa), budget_(budget), mark_(nfa.nodes.size(), 0) {
     out_ = std::make_shared<CompiledGrammar>();
     out_->limits_ = limits;
   }
@@ -20,14 +73,12 @@ class AutomatonBuilder {
     ComputeByteClasses();
     rule_start_.assign(nfa_.rule_entry.size(), kDeadState);
     for (size_t r = 0; r < nfa_.rule_entry.size(); ++r) {
-      if (nfa_.rule_entry[r] >= 0) rule_start_[r] = Intern(Closure({nfa_.rule_entry[r]}));
+      if (nfa_.rule_entry[r] >= 0) rule_start_[r] = InternClosureOf({nfa_.rule_entry[r]});
     }
-    out_->start_state_ = Intern(Closure({nfa_.start}));
-    for (size_t s = 0; s < sets_.size() && !overflow_; ++s) Expand(static_cast<DfaState>(s));
-    if (overflow_) {
-      return ResourceExhaustedError("constraint: grammar too large (more than " +
-                                    std::to_string(out_->limits_.max_dfa_states) + " DFA states)");
-    }
+    out_->start_state_ = InternClosureOf({nfa_.start});
+    for (DfaState s = 0; s < sets_.size() && failure_.ok(); ++s) Expand(s);
+    if (failure_.ok() && budget_->exhausted()) failure_ = budget_->status();  // never a partial automaton
+    if (!failure_.ok()) return failure_;
     FinishCalls();
     Prune();
     if (!productive_[out_->start_state_]) {
@@ -65,56 +116,98 @@ class AutomatonBuilder {
     }
   }
 
-  std::vector<NfaNodeId> Closure(std::vector<NfaNodeId> nodes) const {
-    std::vector<NfaNodeId> out;
-    std::vector<NfaNodeId> todo = std::move(nodes);
-    while (!todo.empty()) {
-      NfaNodeId n = todo.back();
-      todo.pop_back();
-      if (std::find(out.begin(), out.end(), n) != out.end()) continue;
-      out.push_back(n);
-      for (NfaNodeId e : nfa_.nodes[n].epsilons) todo.push_back(e);
+  // The epsilon-closure of the nodes in `todo` (emptied, no repeats) into closure_: each
+  // node visited once and left marked with stamp_ (what Find's equality test reads), every
+  // visit a step of the budget. Unsorted: the set's hash ignores order.
+  void Closure(std::vector<NfaNodeId>* todo) {
+    ++stamp_;
+    closure_.clear();
+    for (NfaNodeId n : *todo) mark_[n] = stamp_;
+    closure_.swap(*todo);
+    for (size_t i = 0; i < closure_.size(); ++i) {
+      for (NfaNodeId e : nfa_.nodes[closure_[i]].epsilons) {
+        if (mark_[e] != stamp_) { mark_[e] = stamp_; closure_.push_back(e); }
+      }
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    budget_->Spend(static_cast<int64_t>(closure_.size()));
   }
 
-  DfaState Intern(std::vector<NfaNodeId> set) {
-    auto it = index_.find(set);
-    if (it != index_.end()) return it->second;
-    if (static_cast<int32_t>(sets_.size()) >= out_->limits_.max_dfa_states) {
-      overflow_ = true;
-      return kDeadState;
+  DfaState InternClosureOf(std::vector<NfaNodeId> nodes) { return Intern(&nodes); }
+
+  // The state of the closure of `nodes` (duplicates allowed; emptied), added when new.
+  DfaState Intern(std::vector<NfaNodeId>* nodes) {
+    DedupInPlace(nodes);
+    Closure(nodes);
+    if (budget_->exhausted()) return Fail(budget_->status());
+    const uint64_t hash = NodeSetTable::Hash(closure_);
+    const size_t size = closure_.size();
+    DfaState found = sets_.Find(hash, [&](std::span<const NfaNodeId> other) {
+      budget_->Spend(static_cast<int64_t>(other.size()));
+      return other.size() == size &&
+             std::all_of(other.begin(), other.end(), [&](NfaNodeId n) { return mark_[n] == stamp_; });
+    });
+    if (found != kDeadState) return found;
+    const ConstraintLimits& limits = out_->limits_;
+    if (sets_.size() >= limits.max_dfa_states) {
+      return Fail(ResourceExhaustedError("constraint: grammar too large (more than " +
+                                         std::to_string(limits.max_dfa_states) + " DFA states)"));
     }
-    DfaState id = static_cast<DfaState>(sets_.size());
-    index_.emplace(set, id);
-    sets_.push_back(std::move(set));
-    out_->next_.resize(sets_.size() * out_->num_classes_, kDeadState);
+    DfaState id = sets_.Add(closure_, hash);
+    out_->next_.resize(static_cast<size_t>(sets_.size()) * out_->num_classes_, kDeadState);
     out_->flags_.push_back(0);
     calls_.emplace_back();
+    const int64_t bytes = sets_.bytes() + static_cast<int64_t>(out_->next_.size() * sizeof(DfaState));
+    if (bytes > limits.max_automaton_bytes) {
+      return Fail(ResourceExhaustedError("constraint: grammar too large (its automaton needs more than " +
+                                         std::to_string(limits.max_automaton_bytes >> 20) + " MiB)"));
+    }
     return id;
   }
 
+  // Drops repeated nodes (targets reached from several nodes of a state) with the marks.
+  void DedupInPlace(std::vector<NfaNodeId>* nodes) {
+    ++stamp_;
+    size_t kept = 0;
+    for (NfaNodeId n : *nodes) {
+      if (mark_[n] != stamp_) { mark_[n] = stamp_; (*nodes)[kept++] = n; }
+    }
+    nodes->resize(kept);
+  }
+
+  DfaState Fail(Status status) {
+    if (failure_.ok()) failure_ = std::move(status);
+    return kDeadState;
+  }
+
   void Expand(DfaState s) {
-    std::vector<std::vector<NfaNodeId>> buckets(out_->num_classes_);
+    std::vector<std::vector<NfaNodeId>>& buckets = buckets_;
+    buckets.resize(out_->num_classes_);
     std::map<RuleId, std::vector<NfaNodeId>> calls;
     bool accepting = false;
-    for (NfaNodeId n : sets_[s]) {
+    for (NfaNodeId n : sets_.Get(s)) {
       const NfaNode& node = nfa_.nodes[n];
       accepting |= node.final;
+      int64_t steps = 1;
       for (auto [set, target] : node.byte_edges) {
+        steps += static_cast<int64_t>(classes_of_set_[set].size());
         for (int32_t c : classes_of_set_[set]) buckets[c].push_back(target);
       }
       for (auto [rule, ret] : node.calls) calls[rule].push_back(ret);
+      if (!budget_->Spend(steps)) {
+        for (auto& bucket : buckets) bucket.clear();
+        Fail(budget_->status());
+        return;
+      }
     }
     if (accepting) out_->flags_[s] |= CompiledGrammar::kAccepting;
-    for (int32_t c = 0; c < out_->num_classes_; ++c) {
+    for (int32_t c = 0; c < out_->num_classes_ && failure_.ok(); ++c) {
       if (buckets[c].empty()) continue;
-      DfaState t = Intern(Closure(std::move(buckets[c])));
+      DfaState t = Intern(&buckets[c]);
       out_->next_[static_cast<size_t>(s) * out_->num_classes_ + c] = t;
     }
+    for (auto& bucket : buckets) bucket.clear();
     for (auto& [rule, rets] : calls) {
-      CallEdge edge{rule_start_[rule], Intern(Closure(std::move(rets)))};  // Intern grows calls_
+      CallEdge edge{rule_start_[rule], Intern(&rets)};  // Intern grows calls_
       calls_[s].push_back(edge);
     }
   }
@@ -238,17 +331,24 @@ class AutomatonBuilder {
   std::vector<uint8_t> representative_;              // [num_classes] a byte of each class
   std::vector<std::vector<int32_t>> classes_of_set_; // [nfa sets] classes inside each set
   std::vector<DfaState> rule_start_;                 // [num_rules]
-  std::vector<std::vector<NfaNodeId>> sets_;         // [num_states] NFA nodes of each state
-  std::map<std::vector<NfaNodeId>, DfaState> index_;
+  CompileBudget* budget_;
+  NodeSetTable sets_;                                // [num_states] NFA nodes of each state
+  std::vector<uint32_t> mark_;                       // [nfa nodes] == stamp_: seen this pass
+  uint32_t stamp_ = 0;
+  std::vector<NfaNodeId> closure_;                   // the closure being built
+  std::vector<std::vector<NfaNodeId>> buckets_;      // [num_classes] targets, reused by Expand
   std::vector<std::vector<CallEdge>> calls_;         // [num_states] before flattening
   std::vector<bool> productive_;
-  bool overflow_ = false;
+  Status failure_;                                   // the first limit passed
 };
 
 StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(const Grammar& grammar,
-                                                               const ConstraintLimits& limits) {
-  ASSIGN_OR_RETURN(Nfa nfa, BuildNfa(grammar, limits));
-  return AutomatonBuilder(nfa, limits).Build();
+                                                               const ConstraintLimits& limits,
+                                                               CompileBudget* budget) {
+  CompileBudget own_budget(limits.max_compile_steps);
+  if (budget == nullptr) budget = &own_budget;
+  ASSIGN_OR_RETURN(Nfa nfa, BuildNfa(grammar, limits, budget));
+  return AutomatonBuilder(nfa, limits, budget).Build();
 }
 
 }  // namespace surge

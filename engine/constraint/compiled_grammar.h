@@ -43,6 +43,11 @@ class CompiledGrammar {
   int32_t num_states() const { return static_cast<int32_t>(flags_.size()); }
   int32_t num_classes() const { return num_classes_; }
   const ConstraintLimits& limits() const { return limits_; }
+  // Bytes this grammar holds (its tables), for caches bounded in bytes.
+  int64_t memory_bytes() const {
+    return static_cast<int64_t>(sizeof(*this) + next_.size() * sizeof(DfaState) + flags_.size() +
+                                call_begin_.size() * sizeof(int32_t) + calls_.size() * sizeof(CallEdge));
+  }
 
  private:
   friend class AutomatonBuilder;
@@ -57,9 +62,14 @@ class CompiledGrammar {
   ConstraintLimits limits_;
 };
 
+class CompileBudget;
+
 // Compiles `grammar` (its root rule). InvalidArgument when it matches nothing or is left-
-// recursive; ResourceExhausted when it passes the NFA / DFA size limits.
+// recursive; ResourceExhausted when it passes the NFA / DFA size or memory limits or the
+// step budget; DeadlineExceeded / Cancelled from `budget` (null: limits.max_compile_steps
+// only).
 StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(const Grammar& grammar,
-                                                               const ConstraintLimits& limits);
+                                                               const ConstraintLimits& limits,
+                                                               CompileBudget* budget = nullptr);
 
 }  // namespace surge

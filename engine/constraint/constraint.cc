@@ -38,9 +38,10 @@ StatusOr<Grammar> BuildConstraintGrammar(const ConstraintSpec& spec, const Const
 }
 
 StatusOr<std::shared_ptr<const CompiledGrammar>> CompileConstraint(const ConstraintSpec& spec,
-                                                                  const ConstraintLimits& limits) {
+                                                                  const ConstraintLimits& limits,
+                                                                  CompileBudget* budget) {
   ASSIGN_OR_RETURN(Grammar grammar, BuildConstraintGrammar(spec, limits));
-  return CompileGrammar(grammar, limits);
+  return CompileGrammar(grammar, limits, budget);
 }
 
 std::string ConstraintCacheKey(const ConstraintSpec& spec) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/constraint/compile_budget.h"
 #include "engine/constraint/compiled_grammar.h"
 #include "engine/constraint/grammar.h"
 #include "engine/constraint/json_grammar.h"
@@ -37,8 +38,10 @@ StatusOr<Grammar> ChoiceGrammar(const std::vector<std::string>& choices,
 
 StatusOr<Grammar> BuildConstraintGrammar(const ConstraintSpec& spec, const ConstraintLimits& limits);
 
+// `budget` (null: limits.max_compile_steps alone) may add a deadline and a cancel flag.
 StatusOr<std::shared_ptr<const CompiledGrammar>> CompileConstraint(const ConstraintSpec& spec,
-                                                                  const ConstraintLimits& limits);
+                                                                  const ConstraintLimits& limits,
+                                                                  CompileBudget* budget = nullptr);
 
 // A string that identifies `spec` (equal keys, equal grammars), for the caller's cache.
 std::string ConstraintCacheKey(const ConstraintSpec& spec);

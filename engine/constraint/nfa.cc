@@ -66,8 +66,9 @@ struct ByteSetHash {
 
 class NfaBuilder {
  public:
-  NfaBuilder(const Grammar& grammar, const ConstraintLimits& limits, std::vector<bool> called)
-      : grammar_(grammar), limits_(limits), called_(std::move(called)) {}
+  NfaBuilder(const Grammar& grammar, const ConstraintLimits& limits, std::vector<bool> called,
+             CompileBudget* budget)
+      : grammar_(grammar), limits_(limits), called_(std::move(called)), budget_(budget) {}
 
   StatusOr<Nfa> Build() {
     nfa_.rule_entry.assign(grammar_.num_rules(), -1);
@@ -80,6 +81,7 @@ class NfaBuilder {
     NfaNodeId top_final = NewNode();
     nfa_.nodes[top_final].final = true;
     nfa_.start = BuildRef(grammar_.root(), top_final);
+    if (budget_->exhausted()) return budget_->status();
     if (overflow_) {
       return ResourceExhaustedError("constraint: grammar too large (more than " +
                                     std::to_string(limits_.max_nfa_nodes) + " NFA nodes)");
@@ -89,7 +91,7 @@ class NfaBuilder {
 
  private:
   NfaNodeId NewNode() {
-    if (static_cast<int32_t>(nfa_.nodes.size()) >= limits_.max_nfa_nodes) {
+    if (static_cast<int32_t>(nfa_.nodes.size()) >= limits_.max_nfa_nodes || !budget_->Spend(1)) {
       overflow_ = true;
       if (!nfa_.nodes.empty()) return 0;  // keep building harmlessly; the result is dropped
     }
@@ -145,28 +147,38 @@ class NfaBuilder {
   // Bodies 1..min are required, then either a loop (unbounded) or optional bodies up to
   // max, each of which may instead stop at `next`. Built back to front.
   NfaNodeId BuildRepeat(const Expr& expr, NfaNodeId next) {
+    if (expr.max == kUnbounded) return BuildLoop(expr, next);
     const int32_t min = expr.min;
     NfaNodeId cur = next;
-    if (expr.max == kUnbounded) {
-      NfaNodeId loop = NewNode();
-      Epsilon(loop, next);
-      Epsilon(loop, BuildUnit(expr, false, loop));
-      if (min == 0) {
-        NfaNodeId entry = NewNode();
-        Epsilon(entry, next);
-        Epsilon(entry, BuildUnit(expr, true, loop));
-        return entry;
-      }
-      cur = loop;
-    } else {
-      for (int32_t i = expr.max; i > min; --i) {
-        NfaNodeId opt = NewNode();
-        Epsilon(opt, next);
-        Epsilon(opt, BuildUnit(expr, i == 1, cur));
-        cur = opt;
-      }
+    for (int32_t i = expr.max; i > min; --i) {
+      NfaNodeId opt = NewNode();
+      Epsilon(opt, next);
+      Epsilon(opt, BuildUnit(expr, i == 1, cur));
+      cur = opt;
     }
     for (int32_t i = min; i >= 1; --i) cur = BuildUnit(expr, i == 1, cur);
+    return cur;
+  }
+
+  // body{min,} (with separators): the body is built once, as `unit` = body -> loop, and
+  // loop -> next | (separator ->) unit. The first body and the min-th one enter that same
+  // unit (building it again per use doubled the NFA at every nested star: b***...).
+  NfaNodeId BuildLoop(const Expr& expr, NfaNodeId next) {
+    const bool separated = expr.items.size() >= 2;
+    NfaNodeId loop = NewNode();
+    NfaNodeId unit = BuildExpr(expr.items[0], loop);
+    NfaNodeId again = separated ? BuildExpr(expr.items[1], unit) : unit;
+    Epsilon(loop, next);
+    Epsilon(loop, again);
+    if (expr.min == 0) {
+      if (!separated) return loop;
+      NfaNodeId entry = NewNode();
+      Epsilon(entry, next);
+      Epsilon(entry, unit);
+      return entry;
+    }
+    NfaNodeId cur = expr.min == 1 ? unit : again;
+    for (int32_t i = expr.min - 1; i >= 1; --i) cur = BuildUnit(expr, i == 1, cur);
     return cur;
   }
 
@@ -187,6 +199,7 @@ class NfaBuilder {
   const Grammar& grammar_;
   const ConstraintLimits& limits_;
   std::vector<bool> called_;
+  CompileBudget* budget_;
   Nfa nfa_;
   std::unordered_map<ByteSet, int32_t, ByteSetHash> set_index_;
   std::map<std::pair<RuleId, NfaNodeId>, NfaNodeId> inlined_;
@@ -206,7 +219,7 @@ std::vector<bool> FindRecursiveRules(const Grammar& grammar) {
   return tarjan.recursive;
 }
 
-StatusOr<Nfa> BuildNfa(const Grammar& grammar, const ConstraintLimits& limits) {
+StatusOr<Nfa> BuildNfa(const Grammar& grammar, const ConstraintLimits& limits, CompileBudget* budget) {
   if (grammar.root() < 0) return InvalidArgumentError("constraint: grammar has no root rule");
   std::vector<bool> called = FindRecursiveRules(grammar);
   for (RuleId r = 0; r < grammar.num_rules(); ++r) {
@@ -215,7 +228,7 @@ StatusOr<Nfa> BuildNfa(const Grammar& grammar, const ConstraintLimits& limits) {
     }
     if (grammar.rule(r).call) called[r] = true;
   }
-  return NfaBuilder(grammar, limits, std::move(called)).Build();
+  return NfaBuilder(grammar, limits, std::move(called), budget).Build();
 }
 
 }  // namespace surge

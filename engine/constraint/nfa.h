@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "engine/constraint/byte_set.h"
+#include "engine/constraint/compile_budget.h"
 #include "engine/constraint/grammar.h"
 #include "engine/constraint/limits.h"
 
@@ -32,6 +33,7 @@ struct Nfa {
 // Rules that lie on a cycle of references (and so must be called, never inlined).
 std::vector<bool> FindRecursiveRules(const Grammar& grammar);
 
-StatusOr<Nfa> BuildNfa(const Grammar& grammar, const ConstraintLimits& limits);
+// Each node spends one step of `budget` (not null); its failure is returned as is.
+StatusOr<Nfa> BuildNfa(const Grammar& grammar, const ConstraintLimits& limits, CompileBudget* budget);
 
 }  // namespace surge
