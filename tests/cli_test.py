@@ -99,7 +99,7 @@ class GenerateTest(unittest.TestCase):
         # stories260K: model_kv_dtype_test); the others just run and say their format.
         case = json.load(open(os.path.join(MODEL, "goldens.json")))["cases"][0]
         for dtype in ["auto", "f32", "bf16", "f16", "int8", "int4"]:
-            proc = run("generate", "--prompt", case["prompt"], "--max-tokens", "32", "--json",
+            proc = run("generate", "--model", MODEL, "--prompt", case["prompt"], "--max-tokens", "32", "--json",
                        "--kv-cache-dtype", dtype)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertIn("kv cache " + ("f32" if dtype == "auto" else dtype), proc.stderr)
@@ -109,13 +109,13 @@ class GenerateTest(unittest.TestCase):
                 self.assertEqual(out, case["output_ids"][:32], dtype)
 
     def test_plain_output_streams_the_story(self):
-        proc = run("generate", "--prompt", "Once upon a time", "--max-tokens", "40")
+        proc = run("generate", "--model", MODEL, "--prompt", "Once upon a time", "--max-tokens", "40")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertTrue(proc.stdout.startswith(", there was a little girl named Lily."), proc.stdout)
         self.assertIn("tok/s", proc.stderr)
 
     def test_seeded_sampling_is_reproducible(self):
-        args = ("generate", "--prompt", "Tim", "--temperature", "0.9", "--seed", "7",
+        args = ("generate", "--model", MODEL, "--prompt", "Tim", "--temperature", "0.9", "--seed", "7",
                 "--max-tokens", "30", "--json")
         a, b = run(*args), run(*args)
         self.assertEqual(a.returncode, 0, a.stderr)
@@ -124,13 +124,13 @@ class GenerateTest(unittest.TestCase):
 
     def test_bad_flags_give_one_line_errors(self):
         cases = [
-            (["generate", "--prompt", "x", "--bogus", "1"], 2, "unknown flag --bogus"),
-            (["generate", "--prompt", "x", "--max-tokens", "ten"], 2, "--max-tokens"),
-            (["generate", "--max-tokens", "3"], 2, "--prompt is required"),
+            (["generate", "--model", MODEL, "--prompt", "x", "--bogus", "1"], 2, "unknown flag --bogus"),
+            (["generate", "--model", MODEL, "--prompt", "x", "--max-tokens", "ten"], 2, "--max-tokens"),
+            (["generate", "--model", MODEL, "--max-tokens", "3"], 2, "--prompt is required"),
             (["generate", "--prompt", "x", "--model", "/nonexistent/model"], 1, "/nonexistent/model"),
-            (["generate", "--prompt", "x", "--temperature", "-1"], 1, "temperature"),
-            (["generate", "--prompt", "x", "--max-tokens", "100000"], 1, "context"),
-            (["generate", "--prompt", "x", "--kv-cache-dtype", "int3"], 2, "int3"),
+            (["generate", "--model", MODEL, "--prompt", "x", "--temperature", "-1"], 1, "temperature"),
+            (["generate", "--model", MODEL, "--prompt", "x", "--max-tokens", "100000"], 1, "context"),
+            (["generate", "--model", MODEL, "--prompt", "x", "--kv-cache-dtype", "int3"], 2, "int3"),
             (["serve", "models/stories260K", "--kv-cache-dtype", "fp8"], 2, "--kv-cache-dtype"),
             (["nonsense"], 2, "unknown command"),
         ]
@@ -221,7 +221,7 @@ class GenerateEqualsServeTest(unittest.TestCase):
             (["--max-tokens", "0"], {"max_tokens": 0}),
         ]
         for flags, body in cases:
-            proc = run("generate", "--prompt", "Tim", *flags)
+            proc = run("generate", "--model", MODEL, "--prompt", "Tim", *flags)
             self.assertEqual(proc.returncode, 1, (flags, proc.stderr))
             self.assertEqual(proc.stdout, "")
             lines = proc.stderr.strip().splitlines()
@@ -230,7 +230,7 @@ class GenerateEqualsServeTest(unittest.TestCase):
             self.assertEqual(status, 400, reply)
             self.assertEqual(lines[0], "surge generate: " + reply["error"]["message"], flags)
         # Beyond the context both refuse; the server says it in OpenAI's words, first.
-        proc = run("generate", "--prompt", "Tim", "--max-tokens", "100000")
+        proc = run("generate", "--model", MODEL, "--prompt", "Tim", "--max-tokens", "100000")
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("context of 512 tokens", proc.stderr)
         status, reply = self.complete({"prompt": "Tim", "max_tokens": 100000})
@@ -292,6 +292,19 @@ class TokenizeTest(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
         self.assertIn("/nonexistent", proc.stderr)
+
+
+class DefaultModelTest(unittest.TestCase):
+    def test_missing_default_model_names_setup(self):
+        # Run where models/ is not: the default model (SmolLM2) is missing there.
+        with tempfile.TemporaryDirectory() as tmp:
+            for args in (["serve", "--port", "0"], ["generate", "--prompt", "x"], ["tokenize", "--text", "x"]):
+                proc = subprocess.run([SURGE, *args], capture_output=True, text=True, timeout=60, cwd=tmp)
+                self.assertEqual(proc.returncode, 1, (args, proc.stderr))
+                lines = proc.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, proc.stderr)
+                self.assertIn("SmolLM2-135M-Instruct", lines[0])
+                self.assertIn("scripts/setup.sh", lines[0])
 
 
 class ServeFlagsTest(unittest.TestCase):
