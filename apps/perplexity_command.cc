@@ -2,7 +2,9 @@
 // in any weight format and KV cache dtype surge serves; running values on stderr, one JSON
 // line on stdout.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,7 +59,16 @@ int Fail(const Status& status, int code) {
   return code;
 }
 
+// A text is read whole and tokenized at once; beyond this it is refused rather than read.
+constexpr std::uintmax_t kMaxTextBytes = std::uintmax_t{1} << 30;
+
 StatusOr<std::string> ReadText(const std::string& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return NotFoundError("cannot read --file " + path + ": " + error.message());
+  if (size > kMaxTextBytes) {
+    return InvalidArgumentError("--file " + path + " has " + std::to_string(size) + " bytes; at most 1 GiB is read");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError("cannot read --file " + path);
   std::ostringstream text;
@@ -87,7 +98,7 @@ int Run(const PerplexityFlags& f) {
   auto kv_dtype = ParseKvDType(f.kv_cache_dtype);
   if (!kv_dtype.ok()) return Fail(InvalidArgumentError("--kv-cache-dtype: " + kv_dtype.status().message()), 2);
   auto text = ReadText(f.file);
-  if (!text.ok()) return Fail(text.status(), 1);
+  if (!text.ok()) return Fail(text.status(), text.status().code() == StatusCode::kInvalidArgument ? 2 : 1);
   auto tokenizer = LoadTokenizerFor(f.model, f.tokenizer);
   if (!tokenizer.ok()) return Fail(tokenizer.status(), 1);
   ThreadPool pool(static_cast<int>(f.threads > 0 ? f.threads : std::thread::hardware_concurrency()));

@@ -1,6 +1,7 @@
 #include "model/gguf_to_hf.h"
 
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -64,7 +65,9 @@ std::vector<uint8_t> ToBytes(const std::vector<float>& values, TensorDType dtype
 
 StatusOr<std::string> HfConfigJson(const ModelConfig& c, TensorDType dtype) {
   const char* architecture = ArchitectureClass(c.architecture);
-  if (architecture == nullptr) return UnimplementedError("only llama, qwen2 and qwen3 convert to Hugging Face");
+  if (architecture == nullptr) {
+    return UnimplementedError("'" + c.model_type + "' does not convert to Hugging Face (llama, qwen2, qwen3 do)");
+  }
   if (c.rope_scaling.type != RopeScaling::Type::kNone && c.rope_scaling.type != RopeScaling::Type::kLinear) {
     return UnimplementedError("rope scaling other than linear does not convert to Hugging Face yet");
   }
@@ -114,7 +117,8 @@ Status ConvertGgufToHf(const std::string& gguf_path, const std::string& out_dir,
   if (file->FindTensor("rope_freqs.weight") != nullptr) {
     return UnimplementedError(gguf_path + ": llama3 rope factors (rope_freqs.weight) do not convert back yet");
   }
-  ASSIGN_OR_RETURN(std::string config_json, HfConfigJson(config, dtype));
+  StatusOr<std::string> config_json = HfConfigJson(config, dtype);
+  if (!config_json.ok()) return config_json.status().WithContext(gguf_path);
   std::error_code error;
   std::filesystem::create_directories(out_dir, error);
   if (error) return NotFoundError("cannot create " + out_dir + ": " + error.message());
@@ -129,7 +133,7 @@ Status ConvertGgufToHf(const std::string& gguf_path, const std::string& out_dir,
         return ToBytes(values, dtype);
       },
       {{"format", "pt"}}));
-  RETURN_IF_ERROR(WriteText(out_dir + "/config.json", config_json));
+  RETURN_IF_ERROR(WriteText(out_dir + "/config.json", *config_json));
   RETURN_IF_ERROR(WriteText(out_dir + "/generation_config.json",
                             HfGenerationConfigJson(config.bos_token_id, config.eos_token_ids)));
   if (write_tokenizer) RETURN_IF_ERROR(write_tokenizer(*file, out_dir));
