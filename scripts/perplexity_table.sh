@@ -6,7 +6,7 @@
 #   scripts/perplexity_table.sh                 # every weight format x every KV dtype
 #   KV_ALL_WEIGHTS=0 scripts/perplexity_table.sh  # every format at f32 KV, every KV at the as-is file
 # Env: SURGE (build/surge), GGUF, TEXT, CONTEXT (512), THREADS (all cores), WORK (converted dirs),
-# OUT (perplexity_table).
+# OUT (/tmp/perplexity_table: writes $OUT.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SURGE=${SURGE:-build/surge}
@@ -14,7 +14,7 @@ GGUF=${GGUF:-models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf}
 TEXT=${TEXT:-tests/data/perplexity/essays.txt}
 CONTEXT=${CONTEXT:-512}
 WORK=${WORK:-/tmp/surge_perplexity_models}
-OUT=${OUT:-perplexity_table}
+OUT=${OUT:-/tmp/perplexity_table}
 KV_ALL_WEIGHTS=${KV_ALL_WEIGHTS:-1}
 THREAD_FLAG=()
 [ -n "${THREADS:-}" ] && THREAD_FLAG=(--threads "$THREADS")
