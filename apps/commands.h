@@ -13,6 +13,7 @@ int RunServe(const std::vector<std::string>& args);
 int RunRoute(const std::vector<std::string>& args);
 int RunBench(const std::vector<std::string>& args);
 int RunConvert(const std::vector<std::string>& args);
+int RunPerplexity(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunScale(const std::vector<std::string>& args);
 int RunAlarms(const std::vector<std::string>& args);

@@ -86,44 +86,6 @@ GgmlType ToGgml(BlockType type) {
   return GgmlType::kF32;
 }
 
-// The HF tensors of the model, in llama.cpp's order (embeddings, layers, norm, output).
-std::vector<std::pair<std::string, std::vector<int64_t>>> HfTensors(const ModelConfig& c) {
-  const int64_t h = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
-  const int64_t f = c.intermediate_size;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> out = {
-      {"model.embed_tokens.weight", {c.vocab_size, h}}};
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    out.push_back({p + "input_layernorm.weight", {h}});
-    out.push_back({p + "self_attn.q_proj.weight", {q, h}});
-    out.push_back({p + "self_attn.k_proj.weight", {kv, h}});
-    out.push_back({p + "self_attn.v_proj.weight", {kv, h}});
-    if (c.qkv_bias) {
-      out.push_back({p + "self_attn.q_proj.bias", {q}});
-      out.push_back({p + "self_attn.k_proj.bias", {kv}});
-      out.push_back({p + "self_attn.v_proj.bias", {kv}});
-    }
-    if (c.qk_norm) {
-      out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}});
-      out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
-    }
-    out.push_back({p + "self_attn.o_proj.weight", {h, q}});
-    if (c.o_bias) out.push_back({p + "self_attn.o_proj.bias", {h}});
-    out.push_back({p + "post_attention_layernorm.weight", {h}});
-    out.push_back({p + "mlp.gate_proj.weight", {f, h}});
-    out.push_back({p + "mlp.up_proj.weight", {f, h}});
-    out.push_back({p + "mlp.down_proj.weight", {h, f}});
-    if (c.mlp_bias) {
-      out.push_back({p + "mlp.gate_proj.bias", {f}});
-      out.push_back({p + "mlp.up_proj.bias", {f}});
-      out.push_back({p + "mlp.down_proj.bias", {h}});
-    }
-  }
-  out.push_back({"model.norm.weight", {h}});
-  if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", {c.vocab_size, h}});
-  return out;
-}
-
 // llama.cpp's rope_freqs tensor for llama3 rope scaling: per frequency, the divisor.
 std::vector<float> Llama3RopeFactors(const ModelConfig& c) {
   const RopeScaling& s = c.rope_scaling;
@@ -179,7 +141,7 @@ Status AddTensors(const WeightStore& store, const ModelConfig& c, GgufFileType t
           return AddTensor(c, type, name, shape, values, writer);
         });
   }
-  for (const auto& [hf_name, shape] : HfTensors(c)) {
+  for (const auto& [hf_name, shape] : HfTensorShapes(c)) {
     ASSIGN_OR_RETURN(std::vector<float> values, store.LoadF32(hf_name, shape));
     RETURN_IF_ERROR(AddTensor(c, type, *GgufTensorNameForHf(hf_name), shape, values, writer));
   }
@@ -192,6 +154,43 @@ Status AddTensors(const WeightStore& store, const ModelConfig& c, GgufFileType t
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> HfTensorShapes(const ModelConfig& c) {
+  const int64_t h = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+  const int64_t f = c.intermediate_size;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out = {
+      {"model.embed_tokens.weight", {c.vocab_size, h}}};
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    out.push_back({p + "input_layernorm.weight", {h}});
+    out.push_back({p + "self_attn.q_proj.weight", {q, h}});
+    out.push_back({p + "self_attn.k_proj.weight", {kv, h}});
+    out.push_back({p + "self_attn.v_proj.weight", {kv, h}});
+    if (c.qkv_bias) {
+      out.push_back({p + "self_attn.q_proj.bias", {q}});
+      out.push_back({p + "self_attn.k_proj.bias", {kv}});
+      out.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    if (c.qk_norm) {
+      out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}});
+      out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
+    }
+    out.push_back({p + "self_attn.o_proj.weight", {h, q}});
+    if (c.o_bias) out.push_back({p + "self_attn.o_proj.bias", {h}});
+    out.push_back({p + "post_attention_layernorm.weight", {h}});
+    out.push_back({p + "mlp.gate_proj.weight", {f, h}});
+    out.push_back({p + "mlp.up_proj.weight", {f, h}});
+    out.push_back({p + "mlp.down_proj.weight", {h, f}});
+    if (c.mlp_bias) {
+      out.push_back({p + "mlp.gate_proj.bias", {f}});
+      out.push_back({p + "mlp.up_proj.bias", {f}});
+      out.push_back({p + "mlp.down_proj.bias", {h}});
+    }
+  }
+  out.push_back({"model.norm.weight", {h}});
+  if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", {c.vocab_size, h}});
+  return out;
+}
 
 StatusOr<GgufFileType> ParseGgufFileType(const std::string& name) {
   for (GgufFileType t : {GgufFileType::kF32, GgufFileType::kF16, GgufFileType::kBF16,

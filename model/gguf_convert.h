@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "gguf/gguf_writer.h"
@@ -27,6 +29,10 @@ enum class GgufFileType { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K_M, kQ6_K };
 
 StatusOr<GgufFileType> ParseGgufFileType(const std::string& name);  // "q4_k_m", ...
 const char* GgufFileTypeName(GgufFileType type);
+
+// The Hugging Face tensors of a dense (llama, qwen2, qwen3) model and their shapes, in
+// llama.cpp's order (embeddings, layers, final norm, lm_head unless tied).
+std::vector<std::pair<std::string, std::vector<int64_t>>> HfTensorShapes(const ModelConfig& config);
 
 // Architecture metadata (`general.*`, `<arch>.*`) for `config`.
 Status WriteGgufModelMetadata(const ModelConfig& config, GgufFileType type, GgufWriter& writer);

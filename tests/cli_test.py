@@ -272,6 +272,60 @@ class ConvertTest(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
 
+    def test_gguf_back_to_hugging_face_generates_the_goldens(self):
+        goldens = json.load(open(os.path.join(MODEL, "goldens.json")))
+        case = goldens["cases"][0]
+        with tempfile.TemporaryDirectory() as tmp:
+            gguf = os.path.join(tmp, "stories.gguf")
+            self.assertEqual(run("convert", MODEL, gguf, "--type", "f32").returncode, 0)
+            back = os.path.join(tmp, "back")
+            proc = run("convert", gguf, back, "--dtype", "f32")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            for name in ("model.safetensors", "config.json", "generation_config.json", "tokenizer.json",
+                         "tokenizer_config.json"):
+                self.assertTrue(os.path.exists(os.path.join(back, name)), name)
+            # The written tokenizer.json and weights alone: the same greedy tokens.
+            proc = run("generate", "--model", back, "--prompt", case["prompt"], "--max-tokens", "32", "--json")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(json.loads(proc.stdout)["output_token_ids"], case["output_ids"][:32])
+            proc = run("convert", gguf, back, "--type", "q8_0")
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("--type is for HF_DIR -> GGUF", proc.stderr)
+            proc = run("convert", gguf, back, "--dtype", "f16")
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("--dtype must be bf16 or f32", proc.stderr)
+            proc = run("convert", MODEL, gguf, "--dtype", "f32")
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("--dtype is for MODEL.gguf -> HF_DIR", proc.stderr)
+
+
+class PerplexityTest(unittest.TestCase):
+    TEXT = "tests/data/perplexity/essays.txt"
+
+    def test_stories_gives_a_finite_figure(self):
+        proc = run("perplexity", "--model", MODEL, "--file", self.TEXT, "--context", "128", "--threads", "2",
+                   "--kv-cache-dtype", "int8")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = json.loads(proc.stdout)
+        self.assertTrue(1 < out["ppl"] < 1000 and out["stderr"] > 0, out)
+        self.assertEqual(out["windows"], out["tokens"] // 128)
+        self.assertEqual(out["scored_tokens"], out["windows"] * 63)
+        self.assertTrue(out["bos"])  # stories260K's tokenizer adds BOS
+        self.assertEqual(out["kv_cache_dtype"], "int8")
+        self.assertIn("[1]", proc.stderr)
+        self.assertIn("Final estimate: PPL = ", proc.stderr)
+
+    def test_errors_name_the_flag(self):
+        for args, needle in ((["--context", "2"], "--context"), (["--kv-cache-dtype", "int3"], "--kv-cache-dtype"),
+                             (["--quantize", "int2"], "--quantize"), (["--context", "100000"], "--context")):
+            proc = run("perplexity", "--model", MODEL, "--file", self.TEXT, *args)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertIn(needle, proc.stderr)
+        proc = run("perplexity", "--model", MODEL)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--file", proc.stderr)
+
+
 class TokenizeTest(unittest.TestCase):
     def test_encode_decode_roundtrip_with_tokenizer_files_only(self):
         with tempfile.TemporaryDirectory() as tmp:
