@@ -35,6 +35,7 @@ struct ServeConfig {
   // tier; nullopt: its routes answer 404 saying how to turn it on.
   std::optional<batch::BatchServiceOptions> batch;
   SpeculativeConfig speculative;  // --speculative and its flags
+  bool show_progress = false;     // a progress line on stderr while the model loads
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -58,6 +59,9 @@ class ServeRuntime {
  private:
   explicit ServeRuntime(ServeConfig config);
   Status Load();
+  Status CheckContextLength();   // --max-model-len against the model's
+  void FillWorkerInfo();         // what /server_info and /model_info report
+  Status MountBatchApi();
 
   ServeConfig config_;
   std::unique_ptr<ThreadPool> pool_;

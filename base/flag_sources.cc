@@ -1,5 +1,7 @@
 // FlagParser's sources below the command line: SURGE_<FLAG> environment variables and the
 // --config file (base/flags.h has the precedence).
+#include <unistd.h>  // environ (g++ defines _GNU_SOURCE)
+
 #include <algorithm>
 #include <cctype>
 
@@ -7,8 +9,6 @@
 
 #include "base/flags.h"
 #include "base/yaml/yaml_to_json.h"
-
-extern char** environ;
 
 namespace surge {
 namespace {
