@@ -35,7 +35,8 @@ COMMAND_LINES = [
     ("docs: OpenAI-compatible server (API key)", ["--dtype", "auto", "--api-key", "token-abc123"], None),
     ("docs: CPU installation (bfloat16)", ["--dtype=bfloat16"], None),
     ("docs: CPU installation (tensor parallel)", ["-tp=2", "--distributed-executor-backend", "mp"],
-     "--tensor-parallel-size 2 is not supported"),
+     "--distributed-executor-backend is not supported"),  # the first refusal met
+    ("docs: CPU installation (tensor parallel, -tp only)", ["-tp", "2"], "--tensor-parallel-size 2 is not supported"),
     ("docs: tool calling (Llama 3.1 JSON)", ["--enable-auto-tool-choice", "--tool-call-parser", "llama3_json",
                                              "--chat-template", CHAT_TEMPLATE], None),
     ("examples: production monitoring", ["--max-model-len", "2048", "--disable-log-requests"], None),
