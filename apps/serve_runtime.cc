@@ -100,6 +100,10 @@ Status ServeRuntime::Load() {
   server.embedding_size = model_->config().hidden_size;
   server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
   LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
+  if (config_.require_tool_call_parser && server.tool_call_parser == ToolCallParserKind::kNone) {
+    return InvalidArgumentError("--enable-auto-tool-choice: model_type '" + model_->config().model_type +
+                                "' has no default tool call parser; name one with --tool-call-parser");
+  }
   progress.Stage("KV cache and engine");
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
   ASSIGN_OR_RETURN(speculation_, StartSpeculation(config_.speculative, config_.model_dir, config_.load, *model_,

@@ -36,6 +36,8 @@ struct ServeConfig {
   std::optional<batch::BatchServiceOptions> batch;
   SpeculativeConfig speculative;  // --speculative and its flags
   bool show_progress = false;     // a progress line on stderr while the model loads
+  // --enable-auto-tool-choice: start only with a tool call parser (given or the model's).
+  bool require_tool_call_parser = false;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction

@@ -182,6 +182,7 @@ void RegisterVllmFlags(FlagParser& parser, VllmFlags& f) {
 Status ApplyVllmFlags(const VllmFlags& f, const FlagParser& parser, bool kv_cache_memory_given, ServeConfig* config) {
   RETURN_IF_ERROR(ApplyServerFlags(f, parser, config));
   RETURN_IF_ERROR(ApplyEngineFlags(f, parser, kv_cache_memory_given, config));
+  config->require_tool_call_parser = f.enable_auto_tool_choice;
   if (f.enable_auto_tool_choice && config->tool_call_parser == ToolCallParserKind::kNone) {
     return InvalidArgumentError("--enable-auto-tool-choice needs a tool call parser (--tool-call-parser " +
                                 std::string(kToolCallParserNames) + ")");
