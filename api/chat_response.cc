@@ -13,7 +13,9 @@ Json Bytes(const std::string& text) {
 }
 
 Json Envelope(const ResponseMeta& meta, const char* object) {
-  return Json{{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model}};
+  Json envelope = {{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model}};
+  if (!meta.service_tier.empty()) envelope["service_tier"] = meta.service_tier;
+  return envelope;
 }
 
 Json LogprobsOrNull(const ChoiceOutput& choice) {

@@ -15,7 +15,9 @@ Json ChoiceJson(const ChoiceOutput& choice) {
 }
 
 Json Envelope(const ResponseMeta& meta) {
-  return Json{{"id", meta.id}, {"object", kObject}, {"created", meta.created}, {"model", meta.model}};
+  Json envelope = {{"id", meta.id}, {"object", kObject}, {"created", meta.created}, {"model", meta.model}};
+  if (!meta.service_tier.empty()) envelope["service_tier"] = meta.service_tier;
+  return envelope;
 }
 
 }  // namespace

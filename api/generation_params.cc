@@ -156,6 +156,22 @@ void ReadPriority(FieldReader& reader, int32_t* priority) {
   if (parsed) *priority = *parsed;
 }
 
+// `service_tier` (OpenAI's): a tier by OpenAI's name; with `priority` too, they must agree.
+void ReadServiceTier(FieldReader& reader, GenerationParams* params) {
+  std::string tier;
+  if (!reader.String("service_tier", &tier)) return;
+  std::string echo;
+  const std::optional<int32_t> priority = ServiceTierPriority(tier, &echo);
+  reader.Require(priority.has_value(), "service_tier", std::string("service_tier must be ") + kServiceTierValues);
+  if (!priority) return;
+  if (reader.Find("priority") != nullptr) {
+    reader.Require(params->priority == *priority, "service_tier",
+                   "service_tier '" + tier + "' and priority " + std::to_string(params->priority) + " disagree; give one");
+  }
+  params->priority = *priority;
+  params->service_tier = echo;
+}
+
 }  // namespace
 
 void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params,
@@ -174,6 +190,7 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
   reader.Bool("skip_special_tokens", &params->skip_special_tokens);
   reader.String("user", &params->user);
   ReadPriority(reader, &params->priority);
+  ReadServiceTier(reader, params);
   ReadOutputConstraint(reader, &params->constraint);
   double timeout_s = 0;
   if (reader.Number("timeout", &timeout_s)) {
@@ -195,6 +212,13 @@ std::optional<int32_t> ParsePriority(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec != std::errc() || ptr != end || value < INT32_MIN || value > INT32_MAX) return std::nullopt;
   return static_cast<int32_t>(value);
+}
+
+std::optional<int32_t> ServiceTierPriority(std::string_view service_tier, std::string* echo) {
+  if (service_tier == "priority") return *echo = "priority", kRealtimePriority;
+  if (service_tier == "flex") return *echo = "flex", kBatchPriority;
+  if (service_tier == "auto" || service_tier == "default") return *echo = "default", kNormalPriority;
+  return std::nullopt;
 }
 
 const char* PriorityTier(int32_t priority) {

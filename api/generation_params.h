@@ -45,6 +45,9 @@ struct GenerationParams {
   bool skip_special_tokens = true;
   std::string user;
   int32_t priority = 0;              // lower is more urgent; an integer or a tier name
+  // OpenAI's `service_tier` as the answer echoes it ("default", "flex", "priority"); ""
+  // when the request gave none. It sets `priority` (ServiceTierPriority).
+  std::string service_tier;
   OutputConstraint constraint;       // response_format / guided_*: kNone when the output is free
   // `timeout`: seconds from arrival until the request is ended with 504 (in (0, one day]);
   // absent: the server's --request-timeout.
@@ -61,6 +64,11 @@ std::optional<int32_t> ParsePriority(std::string_view text);
 // The tier a priority counts under in metrics: "realtime" below 0, "normal" at 0,
 // "batch" above.
 const char* PriorityTier(int32_t priority);
+// OpenAI's service_tier onto the tiers: "priority" -> realtime, "flex" -> batch, "auto" and
+// "default" -> normal; nullopt for another value. `echo`: what the answer says ("auto" is
+// served as "default", as OpenAI answers).
+std::optional<int32_t> ServiceTierPriority(std::string_view service_tier, std::string* echo);
+inline constexpr char kServiceTierValues[] = "\"auto\", \"default\", \"flex\" or \"priority\"";
 inline constexpr char kPriorityValues[] =
     "an integer (lower is more urgent) or one of \"realtime\", \"normal\", \"batch\"";
 

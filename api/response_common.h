@@ -17,6 +17,7 @@ struct ResponseMeta {
   std::string id;       // "cmpl-..." / "chatcmpl-..."
   int64_t created = 0;  // Unix seconds
   std::string model;
+  std::string service_tier = {};  // echoed when the request gave one ("default", "flex", "priority")
 };
 
 struct Usage {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "base/version.h"
 
 namespace {
 
@@ -29,7 +30,7 @@ constexpr Command kCommands[] = {
 };
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: surge COMMAND [flags]   (surge COMMAND --help for its flags)\n\n");
+  std::fprintf(out, "usage: surge COMMAND [flags]   (surge COMMAND --help for its flags; surge --version)\n\n");
   for (const Command& command : kCommands) {
     std::fprintf(out, "  %-10s %s\n", command.name, command.summary);
   }
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     PrintUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
+    std::printf("surge %s\n", surge::kSurgeVersion);
+    return 0;
   }
   std::vector<std::string> args(argv + 2, argv + argc);
   for (const Command& command : kCommands) {

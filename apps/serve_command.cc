@@ -18,6 +18,8 @@
 #include "apps/commands.h"
 #include "apps/serve_runtime.h"
 #include "apps/speculative_flags.h"
+#include "apps/vllm_flags.h"
+#include "apps/hf_cache.h"
 #include "apps/weight_flags.h"
 #include "base/flags.h"
 #include "net/url.h"
@@ -31,7 +33,9 @@ const char kSummary[] =
     "Serves MODEL (a Hugging Face model directory or a llama/qwen2/qwen3 .gguf file; default\n"
     "models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf, installed by scripts/setup.sh)\n"
     "over an OpenAI-compatible HTTP API:\n"
-    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics;\n"
+    "/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, /tokenize, /detokenize, /health, /metrics,\n"
+    "/ping, /version, and what sgl-router and vllm-router ask of a worker (/get_load, /server_info, /model_info);\n"
+    "MODEL may also be a model id (ORG/NAME) already in the local Hugging Face cache. vLLM's flags: docs/VLLM_COMPAT.md.\n"
     "with --data-dir DIR also the Batch API (/v1/files, /v1/batches), its lines run here at batch priority.\n";
 
 struct ServeFlags {
@@ -73,6 +77,7 @@ struct ServeFlags {
   std::string alarm_rules;
   BatchFlags batch;
   SpeculativeFlags speculative;
+  VllmFlags vllm;  // vLLM's names (apps/vllm_flags.h)
   bool help = false;
 };
 
@@ -155,6 +160,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "actions log and webhook, state at GET /alarms (e.g. deploy/alarms/engine_rules.yaml)");
   RegisterBatchFlags(parser, f.batch);
   RegisterSpeculativeFlags(parser, f.speculative);
+  RegisterVllmFlags(parser, f.vllm);
   parser.AddBool("help", &f.help, "show this help");
 }
 
@@ -296,8 +302,14 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   return OkStatus();
 }
 
+// A file, or (as vLLM takes it) the template itself when no such file exists and it reads
+// like one.
 Status ReadChatTemplate(const std::string& path, std::string* source) {
   std::ifstream file(path, std::ios::binary);
+  if (!file && (path.find("{{") != std::string::npos || path.find("{%") != std::string::npos)) {
+    *source = path;
+    return OkStatus();
+  }
   if (!file) return NotFoundError("--chat-template: cannot read " + path);
   std::ostringstream text;
   text << file.rdbuf();
@@ -348,6 +360,28 @@ int Serve(ServeConfig config, double drain_timeout_s) {
   return 0;
 }
 
+// The flags (parsed) into `config`; errors are usage errors (exit 2).
+Status BuildConfig(const ServeFlags& flags, const FlagParser& parser, ServeConfig* config) {
+  RETURN_IF_ERROR(ApplyTracing(flags, parser, &config->server));
+  RETURN_IF_ERROR(ApplyAlarmRules(flags.alarm_rules, &config->server));
+  ASSIGN_OR_RETURN(config->batch, ToBatchOptions(flags.batch, parser));
+  ASSIGN_OR_RETURN(config->speculative, ToSpeculativeConfig(flags.speculative, parser));
+  RETURN_IF_ERROR(ToConfig(flags, config));
+  return ApplyVllmFlags(flags.vllm, parser, !flags.kv_cache_memory.empty(), config);
+}
+
+// What needs files: a model id found in the Hugging Face cache (then also the served name
+// by default, as vLLM), the chat template. Errors are runtime errors (exit 1).
+Status ResolveFiles(const ServeFlags& flags, ServeConfig* config) {
+  ASSIGN_OR_RETURN(std::string model_dir, ResolveModelPath(config->model_dir));
+  if (model_dir != config->model_dir && config->server.served_model_name.empty()) {
+    config->server.served_model_name = config->model_dir;
+  }
+  config->model_dir = model_dir;
+  if (flags.chat_template.empty()) return OkStatus();
+  return ReadChatTemplate(flags.chat_template, &config->server.chat_template);
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& raw_args) {
@@ -363,7 +397,8 @@ int RunServe(const std::vector<std::string>& raw_args) {
   if (flags.help) return std::printf("%s%s", kSummary, parser.Usage().c_str()), 0;
   flags.allowed_origins_given = parser.seen("allowed-origins");
   if (!positional_model.empty()) {
-    if (!flags.model.empty() && flags.model != positional_model) {
+    // The environment or a config file rank below the command line's positional MODEL.
+    if (parser.source("model") == FlagSource::kCommandLine && flags.model != positional_model) {
       std::fprintf(stderr, "surge serve: two model directories given ('%s' and --model '%s')\n",
                    positional_model.c_str(), flags.model.c_str());
       return 2;
@@ -377,36 +412,15 @@ int RunServe(const std::vector<std::string>& raw_args) {
   }
   flags.model = *model;
   ServeConfig config;
-  if (Status status = ApplyTracing(flags, parser, &config.server); !status.ok()) {
-    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
-    return 2;
-  }
-  if (Status status = ApplyAlarmRules(flags.alarm_rules, &config.server); !status.ok()) {
-    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
-    return 2;
-  }
-  StatusOr<std::optional<batch::BatchServiceOptions>> batch_options = ToBatchOptions(flags.batch, parser);
-  if (!batch_options.ok()) {
-    std::fprintf(stderr, "surge serve: %s\n", batch_options.status().message().c_str());
-    return 2;
-  }
-  config.batch = *std::move(batch_options);
-  StatusOr<SpeculativeConfig> speculative = ToSpeculativeConfig(flags.speculative, parser);
-  if (!speculative.ok()) {
-    std::fprintf(stderr, "surge serve: %s\n", speculative.status().message().c_str());
-    return 2;
-  }
-  config.speculative = *speculative;
-  if (Status status = ToConfig(flags, &config); !status.ok()) {
+  if (Status status = BuildConfig(flags, parser, &config); !status.ok()) {
     std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
     return 2;
   }
   AdjustTargetLoad(config.speculative, &config.load);
-  if (!flags.chat_template.empty()) {
-    if (Status status = ReadChatTemplate(flags.chat_template, &config.server.chat_template); !status.ok()) {
-      std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
-      return 1;
-    }
+  config.show_progress = true;
+  if (Status status = ResolveFiles(flags, &config); !status.ok()) {
+    std::fprintf(stderr, "surge serve: %s\n", status.message().c_str());
+    return 1;
   }
   return Serve(std::move(config), flags.drain_timeout);
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "apps/byte_size.h"
+#include "apps/load_progress.h"
 #include "base/logging.h"
 #include "gguf/gguf_file.h"
 #include "model/gguf_weights.h"
@@ -70,23 +71,62 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
   return runtime;
 }
 
+Status ServeRuntime::CheckContextLength() {
+  ServerOptions& server = config_.server;
+  const int64_t model_len = model_->config().max_position_embeddings;
+  if (server.max_model_len <= 0) server.max_model_len = model_len;
+  if (server.max_model_len > model_len) {
+    return InvalidArgumentError("--max-model-len " + std::to_string(server.max_model_len) +
+                                " is longer than the model's context (max_position_embeddings " +
+                                std::to_string(model_len) + ")");
+  }
+  return OkStatus();
+}
+
+void ServeRuntime::FillWorkerInfo() {
+  WorkerInfo& info = config_.server.worker_info;
+  info.model_path = config_.model_dir;
+  info.tokenizer_path = config_.tokenizer_dir.empty() ? config_.model_dir : config_.tokenizer_dir;
+  info.model_type = model_->config().model_type;
+  info.weight_dtype = model_->linear_weight_formats();
+  info.kv_cache_dtype = KvDTypeName(config_.engine.kv_dtype);
+  info.max_num_seqs = config_.engine.max_num_seqs;
+  info.max_num_batched_tokens = config_.engine.max_num_batched_tokens;
+  info.block_size = config_.engine.block_size;
+  info.max_total_tokens = int64_t{engine_->num_kv_blocks()} * config_.engine.block_size;
+}
+
 Status ServeRuntime::Load() {
+  LoadProgress progress(config_.show_progress ? stderr : nullptr, config_.model_dir, 3);
+  progress.Stage("weights");
   pool_ = std::make_unique<ThreadPool>(config_.threads);
   ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
   LOG(INFO) << "model " << config_.model_dir << ": weights " << model_->linear_weight_formats() << ", "
             << model_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
+  progress.Stage("tokenizer");
   ASSIGN_OR_RETURN(tokenizer_, LoadTokenizerFor(config_.model_dir, config_.tokenizer_dir));
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
-  if (server.max_model_len <= 0) server.max_model_len = model_->config().max_position_embeddings;
+  RETURN_IF_ERROR(CheckContextLength());
   server.embedding_size = model_->config().hidden_size;
   server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
   LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
+  if (config_.require_tool_call_parser && server.tool_call_parser == ToolCallParserKind::kNone) {
+    return InvalidArgumentError("--enable-auto-tool-choice: model_type '" + model_->config().model_type +
+                                "' has no default tool call parser; name one with --tool-call-parser");
+  }
+  progress.Stage("KV cache and engine");
   config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
   ASSIGN_OR_RETURN(speculation_, StartSpeculation(config_.speculative, config_.model_dir, config_.load, *model_,
                                                   pool_.get(), &config_.engine));
   ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
+  FillWorkerInfo();
   ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));
+  progress.Done();
+  return MountBatchApi();
+}
+
+Status ServeRuntime::MountBatchApi() {
   OpenAiServer* http = server_.get();
   const batch::AddRoute add = [http](std::string method, std::string path, net::Handler handler, size_t max_body_bytes) {
     http->AddRoute(std::move(method), std::move(path), std::move(handler), max_body_bytes);

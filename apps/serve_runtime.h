@@ -35,6 +35,9 @@ struct ServeConfig {
   // tier; nullopt: its routes answer 404 saying how to turn it on.
   std::optional<batch::BatchServiceOptions> batch;
   SpeculativeConfig speculative;  // --speculative and its flags
+  bool show_progress = false;     // a progress line on stderr while the model loads
+  // --enable-auto-tool-choice: start only with a tool call parser (given or the model's).
+  bool require_tool_call_parser = false;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -58,6 +61,9 @@ class ServeRuntime {
  private:
   explicit ServeRuntime(ServeConfig config);
   Status Load();
+  Status CheckContextLength();   // --max-model-len against the model's
+  void FillWorkerInfo();         // what /server_info and /model_info report
+  Status MountBatchApi();
 
   ServeConfig config_;
   std::unique_ptr<ThreadPool> pool_;

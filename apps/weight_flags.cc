@@ -3,7 +3,10 @@
 namespace surge {
 
 void RegisterWeightFlags(FlagParser& parser, WeightFlags& f) {
-  parser.AddString("dtype", &f.dtype, "linear-layer weights when not quantized: f32 (default) | bf16");
+  parser.AddString("dtype", &f.dtype,
+                   "linear-layer weights when not quantized: f32 (default) | bf16; vLLM's names too: auto (= f32), "
+                   "float32 | float, bfloat16, float16 | half (= bf16: no f16 matmul kernels here, as vLLM's CPU "
+                   "backend casts float16 to bfloat16)");
   parser.AddString("quantize", &f.quantize,
                    "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
   parser.AddInt("group-size", &f.group_size, "int4 group size along the input: 32 (default) | 64 | 128");
@@ -15,10 +18,11 @@ void RegisterWeightFlags(FlagParser& parser, WeightFlags& f) {
 
 StatusOr<LoadOptions> ToLoadOptions(const WeightFlags& f) {
   LoadOptions options;
-  if (f.dtype == "bf16") {
+  if (f.dtype == "bf16" || f.dtype == "bfloat16" || f.dtype == "float16" || f.dtype == "half") {
     options.dtype = WeightDType::kBF16;
-  } else if (f.dtype != "f32") {
-    return InvalidArgumentError("--dtype must be f32 or bf16, got '" + f.dtype + "'");
+  } else if (f.dtype != "f32" && f.dtype != "auto" && f.dtype != "float32" && f.dtype != "float") {
+    return InvalidArgumentError("--dtype must be f32 or bf16 (or vLLM's auto, float32, float, bfloat16, float16, half), got '" +
+                                f.dtype + "'");
   }
   if (f.quantize == "int8") {
     options.quantize = Quantization::kInt8;

@@ -191,6 +191,7 @@ StatusOr<std::shared_ptr<RequestStream>> Engine::Submit(EngineRequest request,
   RETURN_IF_ERROR(Validate(request));
   const RequestId id = next_request_id_.fetch_add(1);
   const SequenceId first_sequence_id = next_sequence_id_.fetch_add(request.n);
+  if (!request.sampling.seed && options_.seed) request.sampling.seed = *options_.seed + static_cast<uint64_t>(id);
   std::vector<int32_t> stop_ids = request.stop.stop_token_ids;
   if (!request.stop.ignore_eos) {
     stop_ids.insert(stop_ids.end(), eos_token_ids_.begin(), eos_token_ids_.end());

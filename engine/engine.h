@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,9 @@ struct EngineOptions {
   int32_t max_waiting = 1024;                 // queued requests before Submit refuses
   bool check_invariants = false;              // tests: CHECK scheduler + KV invariants per step
   bool enable_prefix_caching = true;          // reuse the K/V of full blocks seen before
+  // --seed: a request without a seed samples with seed + its request id, so that a run's
+  // unseeded sampling repeats with the same requests in the same order; nullopt: random.
+  std::optional<uint64_t> seed;
   double prefix_cache_ttl_s = 0;              // release cached blocks idle this long (0: never)
   SchedulingPolicyKind scheduling_policy = SchedulingPolicyKind::kFcfs;
   double priority_aging_s = 1.0;              // waiting seconds worth one priority level

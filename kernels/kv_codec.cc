@@ -58,11 +58,16 @@ const char* KvDTypeName(KvDType dtype) {
 }
 
 StatusOr<KvDType> ParseKvDType(std::string_view name) {
-  if (name == "auto" || name == "f32") return KvDType::kF32;
-  if (name == "bf16") return KvDType::kBF16;
-  if (name == "f16") return KvDType::kF16;
+  // vLLM's spellings (--kv-cache-dtype) beside surge's.
+  if (name == "auto" || name == "f32" || name == "float32" || name == "float") return KvDType::kF32;
+  if (name == "bf16" || name == "bfloat16") return KvDType::kBF16;
+  if (name == "f16" || name == "float16" || name == "half") return KvDType::kF16;
   if (name == "int8") return KvDType::kInt8;
   if (name == "int4") return KvDType::kInt4;
+  if (name.starts_with("fp8")) {
+    return InvalidArgumentError("KV cache dtype '" + std::string(name) +
+                                "': no fp8 KV kernels here; int8 (per token-head scale) is the nearest, int4 the smallest");
+  }
   return InvalidArgumentError("KV cache dtype must be auto, f32, bf16, f16, int8 or int4, got '" +
                               std::string(name) + "'");
 }

@@ -78,7 +78,7 @@ GenerationSpec MakeSpec(const ServerContext& context, const api::GenerationParam
   if (!spec.encoder) {
     const bool chat = endpoint == kChat;
     api::ResponseMeta meta = {api::NewResponseId(chat ? "chatcmpl-" : "cmpl-"), api::UnixSeconds(),
-                              context.options.served_model_name};
+                              context.options.served_model_name, params.service_tier};
     spec.encoder = chat ? MakeChatEncoder(std::move(meta), params.include_usage)
                         : MakeCompletionEncoder(std::move(meta), params.include_usage);
   }

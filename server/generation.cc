@@ -221,11 +221,16 @@ void Generation::TraceRequest(const EngineRequest& first) {
   trace_->Set("surge.priority_tier", std::string(api::PriorityTier(spec_.priority)));
 }
 
-void Generation::TraceOutcome(const api::Usage& usage, SteadyClock::time_point end) {
+std::optional<double> Generation::QueueTime() const {
   std::optional<double> queue_time_s;  // the first prompt scheduled starts the work
   for (const PromptState& prompt : prompts_) {
     if (prompt.queue_time_s) queue_time_s = std::min(*prompt.queue_time_s, queue_time_s.value_or(*prompt.queue_time_s));
   }
+  return queue_time_s;
+}
+
+void Generation::TraceOutcome(const api::Usage& usage, SteadyClock::time_point end) {
+  const std::optional<double> queue_time_s = QueueTime();
   std::vector<std::string> finish_reasons;
   for (const ChoiceState& choice : choices_) finish_reasons.push_back(choice.finish_reason.value_or(""));
   trace_->Set("gen_ai.response.model", context_.options.served_model_name);
@@ -248,7 +253,8 @@ void Generation::Finish() {
   if (error_.code() == StatusCode::kDeadlineExceeded) context_.metrics.CountTimeout();
   context_.metrics.ObserveGeneration(SecondsBetween(spec_.arrival, first_token_.value_or(now)),
                                      SecondsBetween(spec_.arrival, now), usage.prompt_tokens,
-                                     usage.completion_tokens, api::PriorityTier(spec_.priority));
+                                     usage.completion_tokens, api::PriorityTier(spec_.priority), QueueTime().value_or(-1));
+  context_.metrics.CountFinished(!error_.ok() || choices_.empty() ? "" : choices_.front().finish_reason.value_or(""));
   // Bookkeeping before the last bytes: a client that has seen the end of its answer then
   // finds it in /metrics. (Shutdown still waits for those bytes: the connection stays
   // open until the response ends.)

@@ -107,6 +107,8 @@ class Generation final : public InFlightRequest {
   // The trace's attributes of the request (at Start) and of its outcome (at Finish).
   void TraceRequest(const EngineRequest& first);
   void TraceOutcome(const api::Usage& usage, SteadyClock::time_point end);
+  // Seconds until the engine first scheduled any of the prompts; nullopt before.
+  std::optional<double> QueueTime() const;
 
   const GenerationSpec spec_;
   std::vector<PromptState> prompts_;

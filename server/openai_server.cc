@@ -8,6 +8,7 @@
 #include "obs/dashboard/dashboard.h"
 #include "obs/alarm_webhook/webhook_action.h"
 #include "obs/otlp_http/otlp_http_sender.h"
+#include "server/api_key_auth.h"
 #include "server/in_flight_request.h"
 #include "server/kv_event_stream.h"
 #include "server/request_trace.h"
@@ -71,7 +72,24 @@ Status StartAlarms(ServerContext& context) {
   return OkStatus();
 }
 
+// --api-key: the route answers 401 without one of the keys (never on /health, /ping).
+net::Handler WithApiKey(ServerContext& context, const std::string& path, net::Handler handler) {
+  if (context.options.api_keys.empty() || IsOpenRoute(path, context.options.api_key_for_metrics)) return handler;
+  return [&context, handler = std::move(handler)](net::HttpRequest request, Writer writer) {
+    if (request.method != "OPTIONS" && !HasValidApiKey(context.options.api_keys, request)) {
+      context.metrics.CountRequest(request.path, 401);
+      return ReplyUnauthorized(*writer, request);
+    }
+    handler(std::move(request), std::move(writer));
+  };
+}
+
 }  // namespace
+
+void OpenAiServer::AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes) {
+  net::Handler guarded = WithApiKey(*context_, path, std::move(handler));
+  http_->Route(std::move(method), std::move(path), std::move(guarded), max_body_bytes);
+}
 
 StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engine, const Tokenizer& tokenizer,
                                                              ServerOptions options) {
@@ -80,6 +98,7 @@ StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Create(EngineClient& engin
   const std::string& chat_template = options.chat_template.empty() ? tokenizer.chat_template() : options.chat_template;
   ASSIGN_OR_RETURN(PromptBuilder prompts, PromptBuilder::Create(tokenizer, chat_template, options.max_model_len));
   auto context = std::make_unique<ServerContext>(engine, std::move(prompts), std::move(options));
+  if (context->options.vllm_metrics) context->metrics.EnableVllmCompat(context->options.served_model_name);
   RETURN_IF_ERROR(StartTracing(*context));
   RETURN_IF_ERROR(StartAlarms(*context));
   return std::unique_ptr<OpenAiServer>(new OpenAiServer(std::move(context)));
@@ -100,35 +119,50 @@ OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
 
 void OpenAiServer::AddRoutes() {
   ServerContext& context = *context_;
-  http_->Route("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions, true));
-  http_->Route("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions, true));
-  http_->Route("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses, true));
-  http_->Route("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings, true));
+  AddRoute("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions, true));
+  AddRoute("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions, true));
+  AddRoute("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses, true));
+  AddRoute("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings, true));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {
       handler(c, r, std::move(w));
     };
   };
-  http_->Route("GET", std::string(kResponsesPrefix) + "*",
-               OnWorker(context, "/v1/responses", no_arrival(HandleGetResponse)));
-  http_->Route("DELETE", std::string(kResponsesPrefix) + "*",
-               OnWorker(context, "/v1/responses", no_arrival(HandleDeleteResponse)));
-  http_->Route("POST", "/tokenize", OnWorker(context, "/tokenize", no_arrival(HandleTokenize)));
-  http_->Route("POST", "/detokenize", OnWorker(context, "/detokenize", no_arrival(HandleDetokenize)));
+  AddRoute("GET", std::string(kResponsesPrefix) + "*",
+           OnWorker(context, "/v1/responses", no_arrival(HandleGetResponse)));
+  AddRoute("DELETE", std::string(kResponsesPrefix) + "*",
+           OnWorker(context, "/v1/responses", no_arrival(HandleDeleteResponse)));
+  AddRoute("POST", "/tokenize", OnWorker(context, "/tokenize", no_arrival(HandleTokenize)));
+  AddRoute("POST", "/detokenize", OnWorker(context, "/detokenize", no_arrival(HandleDetokenize)));
   // Cheap answers stay on the io thread, so that health checks pass even when the
   // workers are busy.
-  http_->Route("GET", "/health", [&context](net::HttpRequest, Writer writer) { HandleHealth(context, writer); });
-  http_->Route("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
-  http_->Route("GET", std::string(kModelsPrefix) + "*",
-               [&context](net::HttpRequest request, Writer writer) { HandleModel(context, request, writer); });
-  http_->Route("GET", "/dashboard", [](net::HttpRequest, Writer writer) {
+  AddRoute("GET", "/health", [&context](net::HttpRequest, Writer writer) { HandleHealth(context, writer); });
+  AddRoute("GET", "/v1/models", [&context](net::HttpRequest, Writer writer) { HandleModels(context, writer); });
+  AddRoute("GET", std::string(kModelsPrefix) + "*",
+           [&context](net::HttpRequest request, Writer writer) { HandleModel(context, request, writer); });
+  AddRoute("GET", "/dashboard", [](net::HttpRequest, Writer writer) {
     writer->Send(200, {{"Content-Type", std::string(obs::kDashboardContentType)}}, std::string(obs::DashboardHtml()));
   });
-  http_->Route("GET", "/kv_config", [&context](net::HttpRequest, Writer writer) { HandleKvConfig(context, *writer); });
-  http_->Route("GET", "/kv_events", [&context](net::HttpRequest, Writer writer) { HandleKvEvents(context, writer); });
-  http_->Route("GET", "/alarms", [&context](net::HttpRequest, Writer writer) { HandleAlarms(context, writer); });
-  http_->Route("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
-                                                                  SteadyClock::time_point) { HandleMetrics(c, w); }));
+  AddRoute("GET", "/kv_config", [&context](net::HttpRequest, Writer writer) { HandleKvConfig(context, *writer); });
+  AddRoute("GET", "/kv_events", [&context](net::HttpRequest, Writer writer) { HandleKvEvents(context, writer); });
+  AddRoute("GET", "/alarms", [&context](net::HttpRequest, Writer writer) { HandleAlarms(context, writer); });
+  AddRoute("GET", "/metrics", OnWorker(context, "/metrics", [](ServerContext& c, const net::HttpRequest&, Writer w,
+                                                              SteadyClock::time_point) { HandleMetrics(c, w); }));
+  AddWorkerRoutes();
+}
+
+void OpenAiServer::AddWorkerRoutes() {
+  ServerContext& context = *context_;
+  AddRoute("GET", "/ping", [&context](net::HttpRequest, Writer writer) { HandlePing(context, writer); });
+  AddRoute("POST", "/ping", [&context](net::HttpRequest, Writer writer) { HandlePing(context, writer); });
+  AddRoute("GET", "/version", [&context](net::HttpRequest, Writer writer) { HandleVersion(context, writer); });
+  AddRoute("GET", "/get_load", [&context](net::HttpRequest, Writer writer) { HandleGetLoad(context, writer); });
+  for (const char* path : {"/server_info", "/get_server_info"}) {
+    AddRoute("GET", path, [&context](net::HttpRequest, Writer writer) { HandleServerInfo(context, writer); });
+  }
+  for (const char* path : {"/model_info", "/get_model_info"}) {
+    AddRoute("GET", path, [&context](net::HttpRequest, Writer writer) { HandleModelInfo(context, writer); });
+  }
 }
 
 Status OpenAiServer::Start() { return http_->Start(); }

@@ -27,9 +27,8 @@ class OpenAiServer {
 
   // Before Start: a route of another part (the Batch API) on this server, run on the io
   // thread like any net::Handler. `max_body_bytes` 0: the server's limit.
-  void AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes = 0) {
-    http_->Route(std::move(method), std::move(path), std::move(handler), max_body_bytes);
-  }
+  // Behind --api-key like the server's own routes (server/api_key_auth.h).
+  void AddRoute(std::string method, std::string path, net::Handler handler, size_t max_body_bytes = 0);
 
   // Binds and starts serving. UNAVAILABLE when the address is taken.
   Status Start();
@@ -50,6 +49,7 @@ class OpenAiServer {
  private:
   explicit OpenAiServer(std::unique_ptr<ServerContext> context);
   void AddRoutes();
+  void AddWorkerRoutes();
 
   std::unique_ptr<ServerContext> context_;
   std::unique_ptr<net::HttpServer> http_;

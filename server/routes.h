@@ -57,6 +57,14 @@ std::string ExposeMetrics(ServerContext& context);
 // GET /alarms: the alarm rules and their alerts (404 without --alarm-rules).
 void HandleAlarms(ServerContext& context, Writer writer);
 
+// vLLM's /ping and /version; what sgl-router, vllm-router and the llm-d endpoint picker ask
+// of a worker: /get_load, /server_info and /model_info (worker_routes.cc).
+void HandlePing(ServerContext& context, Writer writer);
+void HandleVersion(ServerContext& context, Writer writer);
+void HandleGetLoad(ServerContext& context, Writer writer);
+void HandleServerInfo(ServerContext& context, Writer writer);
+void HandleModelInfo(ServerContext& context, Writer writer);
+
 // 404 model_not_found unless `model` is empty or the served model's name.
 std::optional<api::ApiError> CheckModel(const ServerContext& context, const std::string& model);
 

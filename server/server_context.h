@@ -49,6 +49,20 @@ struct TracingOptions {
   std::string service_name = "surge";
 };
 
+// What the ecosystem's routers read of a worker (sgl-router, vllm-router, the llm-d
+// endpoint picker): GET /server_info and /model_info (server/worker_routes.cc).
+struct WorkerInfo {
+  std::string model_path;
+  std::string tokenizer_path;
+  std::string model_type;           // config.json's: "llama", "qwen2"
+  std::string weight_dtype;         // "f32", "bf16", "int8", "int4"
+  std::string kv_cache_dtype;       // "f32", "bf16", "f16", "int8", "int4"
+  int64_t max_num_seqs = 0;
+  int64_t max_num_batched_tokens = 0;
+  int64_t max_total_tokens = 0;     // the KV cache's capacity: blocks x block size
+  int64_t block_size = 0;
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;              // 0: an ephemeral port (tests)
@@ -82,6 +96,13 @@ struct ServerOptions {
   int constraint_compile_threads = 2;
   // --alarm-rules: evaluated in-process on this server's own metrics, shown at GET /alarms.
   std::optional<obs::AlarmConfig> alarm_rules{};
+  // --api-key: every route but /health, /ping (and /metrics unless api_key_for_metrics)
+  // wants `Authorization: Bearer <one of these>`, else 401; empty: open.
+  std::vector<std::string> api_keys{};
+  bool api_key_for_metrics = false;
+  // --metrics-compat vllm: /metrics also carries vLLM's families (vllm:..., model_name).
+  bool vllm_metrics = false;
+  WorkerInfo worker_info{};
 };
 
 class ServerContext {

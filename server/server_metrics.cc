@@ -153,12 +153,14 @@ void ServerMetrics::CountRequest(std::string_view endpoint, int http_status) {
 
 void ServerMetrics::ObserveQueueTime(std::string_view tier, double seconds) {
   queue_time_by_tier_.WithLabels({tier}).Observe(seconds);
+  if (vllm_) vllm_->ObserveQueueTime(seconds);
 }
 
 void ServerMetrics::ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
-                                      int64_t num_completion_tokens, std::string_view tier) {
+                                      int64_t num_completion_tokens, std::string_view tier, double queue_seconds) {
   prompt_tokens_.Increment(static_cast<double>(num_prompt_tokens));
   generation_tokens_.Increment(static_cast<double>(num_completion_tokens));
+  if (vllm_) vllm_->ObserveGeneration(ttft_seconds, e2e_seconds, queue_seconds, num_prompt_tokens, num_completion_tokens);
   if (num_completion_tokens == 0) return;  // no token: no latency to speak of
   ttft_.Observe(ttft_seconds);
   ttft_by_tier_.WithLabels({tier}).Observe(ttft_seconds);
@@ -242,6 +244,7 @@ std::string ServerMetrics::Expose(const EngineStats& stats, const obs::SpanExpor
   const int64_t queried = stats.prefix_cache_queried_tokens;
   prefix_cache_hit_rate_.Set(queried > 0 ? static_cast<double>(stats.prefix_cache_hit_tokens) / queried : 0.0);
   prefix_cache_blocks_.Set(static_cast<double>(stats.num_cached_blocks));
+  if (vllm_) vllm_->Refresh(stats);
   return registry_.Expose();
 }
 

@@ -4,6 +4,7 @@
 // sizes) refreshed from EngineStats at each scrape. docs/METRICS.md lists every family.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "obs/metrics.h"
 #include "obs/process_metrics.h"
 #include "obs/span_exporter.h"
+#include "server/vllm_metrics.h"
 
 namespace surge {
 
@@ -37,15 +39,25 @@ class ServerMetrics {
   void CountConstraintCompile(std::string_view outcome) { constraint_compiles_.WithLabels({outcome}).Increment(); }
   void SetConstraintCacheBytes(int64_t bytes) { constraint_cache_bytes_.Set(static_cast<double>(bytes)); }
   // The time between two consecutive outputs that carried tokens to one choice.
-  void ObserveInterTokenLatency(double seconds) { inter_token_latency_.Observe(seconds); }
+  void ObserveInterTokenLatency(double seconds) {
+    inter_token_latency_.Observe(seconds);
+    if (vllm_) vllm_->ObserveInterTokenLatency(seconds);
+  }
+  // Adds vLLM's families (server/vllm_metrics.h) for `model_name`; before serving.
+  void EnableVllmCompat(const std::string& model_name) { vllm_ = std::make_unique<VllmMetrics>(registry_, model_name); }
+  // A completion or chat request ended: its (first choice's) finish reason, "" on error.
+  void CountFinished(std::string_view finish_reason) {
+    if (vllm_) vllm_->CountFinished(finish_reason);
+  }
   void SetActiveConnections(int64_t num_connections) {
     active_connections_.Set(static_cast<double>(num_connections));
   }
   // Per finished generation: seconds from arrival to the first token and to the end,
   // the mean time between its output tokens, and its token counts.
   // `tier` ("realtime", "normal", "batch") labels the per-tier TTFT histogram.
+  // `queue_seconds`: until the engine first scheduled it (negative: unknown).
   void ObserveGeneration(double ttft_seconds, double e2e_seconds, int64_t num_prompt_tokens,
-                         int64_t num_completion_tokens, std::string_view tier = "normal");
+                         int64_t num_completion_tokens, std::string_view tier = "normal", double queue_seconds = -1);
   // Per engine request: seconds from Submit until the engine first scheduled it.
   void ObserveQueueTime(std::string_view tier, double seconds);
   void SetInFlight(int64_t num_generations) { in_flight_.Set(static_cast<double>(num_generations)); }
@@ -127,6 +139,7 @@ class ServerMetrics {
   void RefreshKv(const EngineStats& stats);    // scrape_mu_ held
   void RefreshMirrors(const EngineStats& stats, const obs::SpanExporterStats* traces);  // scrape_mu_ held
   std::mutex scrape_mu_;            // one scrape at a time turns engine totals into deltas
+  std::unique_ptr<VllmMetrics> vllm_;  // --metrics-compat vllm; set before serving
 };
 
 }  // namespace surge

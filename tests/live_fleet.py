@@ -21,11 +21,11 @@ class SurgeProcess:
     """One surge subcommand; `url` once it printed its ready line. Logs go to files (a pipe
     nobody reads would block it)."""
 
-    def __init__(self, surge, args, timeout_s=60):
+    def __init__(self, surge, args, timeout_s=60, env=None):
         self.log_dir = tempfile.mkdtemp(prefix="surge_fleet_")
         self._stdout = open(os.path.join(self.log_dir, "stdout"), "w+")
         self._stderr = open(os.path.join(self.log_dir, "stderr"), "w+")
-        self.proc = subprocess.Popen([surge, *args], stdout=self._stdout, stderr=self._stderr, text=True)
+        self.proc = subprocess.Popen([surge, *args], stdout=self._stdout, stderr=self._stderr, text=True, env=env)
         deadline = time.monotonic() + timeout_s
         while True:
             match = re.search(r"ready on (http://\S+)", open(self._stdout.name).read())

@@ -79,10 +79,12 @@ def host_port(url):
 
 class Prometheus:
     def __init__(self, engine_urls, router_url):
+        """Scrapes the engines, and the router unless `router_url` is None, every second."""
         self.dir = tempfile.mkdtemp(prefix="surge_prometheus_")
-        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "900ms"}, "scrape_configs": [
-            {"job_name": "surge-engine", "static_configs": [{"targets": [host_port(u) for u in engine_urls]}]},
-            {"job_name": "surge-router", "static_configs": [{"targets": [host_port(router_url)]}]}]}
+        jobs = [{"job_name": "surge-engine", "static_configs": [{"targets": [host_port(u) for u in engine_urls]}]}]
+        if router_url:
+            jobs.append({"job_name": "surge-router", "static_configs": [{"targets": [host_port(router_url)]}]})
+        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "900ms"}, "scrape_configs": jobs}
         path = os.path.join(self.dir, "prometheus.yml")
         with open(path, "w") as file:
             yaml.safe_dump(config, file)

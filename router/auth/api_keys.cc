@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/bearer_token.h"
+
 
 namespace surge::router {
 namespace {
@@ -99,26 +101,6 @@ Status ReadEntry(const json& entry, std::string_view where, std::string* key, Ap
   }
   RETURN_IF_ERROR(ReadLimit(entry, "requests_per_minute", where, &info->limits.requests_per_minute));
   return ReadLimit(entry, "tokens_per_minute", where, &info->limits.tokens_per_minute);
-}
-
-bool IsBearerScheme(std::string_view scheme) {
-  constexpr std::string_view kScheme = "bearer";
-  if (scheme.size() != kScheme.size()) return false;
-  for (size_t i = 0; i < scheme.size(); ++i) {
-    const char c = scheme[i] >= 'A' && scheme[i] <= 'Z' ? static_cast<char>(scheme[i] - 'A' + 'a') : scheme[i];
-    if (c != kScheme[i]) return false;
-  }
-  return true;
-}
-
-// "Bearer <token>" (the scheme in any case): the token, or "" when the header has another shape.
-std::string_view BearerToken(std::string_view authorization) {
-  constexpr size_t kSchemeSize = 6;
-  if (authorization.size() <= kSchemeSize || !IsBearerScheme(authorization.substr(0, kSchemeSize)) ||
-      (authorization[kSchemeSize] != ' ' && authorization[kSchemeSize] != '\t')) {
-    return {};
-  }
-  return Trim(authorization.substr(kSchemeSize));
 }
 
 }  // namespace
@@ -224,7 +206,7 @@ AuthDecision ApiKeyStore::Authenticate(std::string_view authorization) const {
     decision.error = "Missing API key: send it as 'Authorization: Bearer <key>'";
     return decision;
   }
-  const std::string_view token = BearerToken(authorization);
+  const std::string_view token = api::BearerToken(authorization);
   if (token.empty()) {
     decision.error = "Malformed Authorization header: expected 'Bearer <key>'";
     return decision;

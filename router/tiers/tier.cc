@@ -11,11 +11,23 @@ api::ApiError BadPriority(std::string_view field) {
   return api::InvalidParam("priority", std::string(field) + " must be " + api::kPriorityValues);
 }
 
+// OpenAI's `service_tier`, when present (api::ServiceTierPriority: priority -> realtime,
+// flex -> batch, auto and default -> normal).
+api::ApiResult<std::optional<Tier>> ServiceTier(const nlohmann::json& body) {
+  const auto it = body.find("service_tier");
+  if (it == body.end() || it->is_null()) return std::optional<Tier>();
+  std::string echo;
+  const std::optional<int32_t> priority =
+      it->is_string() ? api::ServiceTierPriority(it->get<std::string>(), &echo) : std::nullopt;
+  if (!priority) return api::InvalidParam("service_tier", std::string("service_tier must be ") + api::kServiceTierValues);
+  return std::optional<Tier>(TierOfPriority(*priority));
+}
+
 // The body's `priority`, when present: an integer in int32 range or a name ParsePriority knows.
 api::ApiResult<std::optional<Tier>> BodyTier(const nlohmann::json& body) {
   if (!body.is_object()) return std::optional<Tier>();
   const auto it = body.find("priority");
-  if (it == body.end() || it->is_null()) return std::optional<Tier>();
+  if (it == body.end() || it->is_null()) return ServiceTier(body);
   if (it->is_string()) {
     const std::optional<int32_t> parsed = api::ParsePriority(it->get<std::string>());
     if (!parsed) return BadPriority("priority");
@@ -74,6 +86,8 @@ bool ForwardTier(Tier tier, nlohmann::json* body) {
   if (!body->is_object()) return false;
   const auto it = body->find("priority");
   if (it != body->end() && !it->is_null()) return false;
+  const auto service_tier = body->find("service_tier");
+  if (service_tier != body->end() && !service_tier->is_null()) return false;  // the engine reads it the same way
   (*body)["priority"] = TierName(tier);
   return true;
 }

@@ -31,7 +31,8 @@ Tier TierOfPriority(int32_t priority);
 inline constexpr char kPriorityHeader[] = "X-Priority";
 
 // The request's tier: the X-Priority header (`header` empty when absent), else the body's
-// `priority` (an integer or a tier name, as the engine accepts), else `key_default` (the API
+// `priority` (an integer or a tier name, as the engine accepts), else its `service_tier`
+// (OpenAI's: priority -> realtime, flex -> batch, auto/default -> normal), else `key_default` (the API
 // key's tier), else normal. An unparsable value is an InvalidArgument ApiError naming the
 // field (param "priority"; the message names X-Priority when the header was at fault) and
 // the allowed values: the gateway answers 400.
@@ -39,7 +40,8 @@ api::ApiResult<Tier> ResolveTier(std::string_view header, const nlohmann::json& 
                                  std::optional<Tier> key_default);
 
 // What the engine should see, so that its own priority scheduling agrees with the router:
-// when `body` is an object without `priority`, sets it to the tier's name. A priority the
+// when `body` is an object without `priority` or `service_tier`, sets `priority` to the
+// tier's name (a service_tier goes on as is: the engine maps it alike and echoes it). A priority the
 // client wrote is kept as written (it may be finer-grained than the tier). Returns whether
 // the body changed (the gateway then re-serialises it).
 bool ForwardTier(Tier tier, nlohmann::json* body);

@@ -88,6 +88,26 @@ TEST(TierTest, ForwardsTheTierOnlyWhenTheBodyHasNoPriority) {
   EXPECT_FALSE(ForwardTier(Tier::kBatch, &not_object));
 }
 
+// OpenAI's service_tier, below the header and `priority`; forwarded as written, it parses in
+// the engine to the same tier (and the engine echoes it).
+TEST(TierTest, ServiceTierNamesATier) {
+  EXPECT_EQ(Resolve("", json{{"service_tier", "priority"}}), Tier::kRealtime);
+  EXPECT_EQ(Resolve("", json{{"service_tier", "flex"}}, Tier::kRealtime), Tier::kBatch);
+  EXPECT_EQ(Resolve("", json{{"service_tier", "auto"}}, Tier::kBatch), Tier::kNormal);
+  EXPECT_EQ(Resolve("", json{{"service_tier", "default"}}), Tier::kNormal);
+  EXPECT_EQ(Resolve("", json{{"service_tier", "flex"}, {"priority", "realtime"}}), Tier::kRealtime);
+  EXPECT_EQ(Resolve("batch", json{{"service_tier", "priority"}}), Tier::kBatch);
+  const api::ApiResult<Tier> bad = ResolveTier("", json{{"service_tier", "scale"}}, std::nullopt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().param, "service_tier");
+  json body = {{"prompt", "hi"}, {"service_tier", "flex"}};
+  EXPECT_FALSE(ForwardTier(Tier::kBatch, &body));
+  api::ApiResult<api::CompletionRequest> parsed = api::ParseCompletionRequest(body.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().status.ToString();
+  EXPECT_STREQ(api::PriorityTier(parsed->params.priority), "batch");
+  EXPECT_EQ(parsed->params.service_tier, "flex");
+}
+
 // What the router forwards parses, with the engine's own request parser, to the priority
 // the engine schedules by -- and the engine's tier for it is the router's.
 TEST(TierTest, TheEngineReadsTheForwardedTier) {
