@@ -14,6 +14,7 @@
 #include "batch/batch_service.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
+#include "model/bert_model.h"
 #include "model/model.h"
 #include "server/openai_server.h"
 #include "tokenizer/tokenizer.h"
@@ -35,6 +36,9 @@ struct ServeConfig {
   // tier; nullopt: its routes answer 404 saying how to turn it on.
   std::optional<batch::BatchServiceOptions> batch;
   SpeculativeConfig speculative;  // --speculative and its flags
+  // --pooling was given: it overrides a sentence encoder's own (1_Pooling/config.json);
+  // otherwise an encoder pools as its files say and server.pooling is for decoders.
+  bool pooling_given = false;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -58,10 +62,15 @@ class ServeRuntime {
  private:
   explicit ServeRuntime(ServeConfig config);
   Status Load();
+  // The decoder (Model) or, for a BERT-family directory, the sentence encoder (BertModel).
+  Status LoadModel();
+  Status LoadEncoder();
 
   ServeConfig config_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Model> model_;
+  std::unique_ptr<Model> model_;          // a decoder, or
+  std::unique_ptr<BertModel> encoder_;    // a sentence encoder
+  ModelExecutor* executor_ = nullptr;     // whichever of the two was loaded
   std::unique_ptr<Tokenizer> tokenizer_;
   Speculation speculation_;  // before engine_: the engine runs its proposer
   std::unique_ptr<Engine> engine_;
