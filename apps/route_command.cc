@@ -23,6 +23,7 @@
 #include "apps/route_alarms.h"
 #include "apps/route_autoscaler.h"
 #include "apps/route_kubernetes.h"
+#include "apps/route_embeddings.h"
 #include "apps/worker_actuator.h"
 #include "autoscale/autoscaler.h"
 #include "base/flags.h"
@@ -126,15 +127,18 @@ constexpr MappedFlag kMapped[] = {
      "redis cache: connect and command timeout; past it the request goes on uncached (default 100)"},
     {"semantic", "cache", "semantic.all", MappedFlag::kBool,
      "semantic cache for every eligible chat request (else per model: cache.semantic.models, or per key: "
-     "\"semantic_cache\": true); needs --cache and --embeddings-url"},
+     "\"semantic_cache\": true); needs --cache and --embeddings-url or --embeddings-spawn"},
     {"embeddings-url", "cache", "semantic.embeddings_url", MappedFlag::kString,
      "semantic cache: an OpenAI-compatible base URL (http://HOST:PORT/v1); the router POSTs /embeddings"},
+    {"embeddings-spawn", "cache", "semantic.embeddings_spawn", MappedFlag::kString,
+     "semantic cache: a sentence-encoder directory (BERT family, e.g. models/all-MiniLM-L6-v2) that the router "
+     "serves on a local surge serve worker of its own (1 thread) instead of --embeddings-url"},
     {"embeddings-model", "cache", "semantic.embeddings_model", MappedFlag::kString,
      "semantic cache: the model field of each /embeddings request (default: none sent)"},
     {"embeddings-timeout-ms", "cache", "semantic.embeddings_timeout_ms", MappedFlag::kInt,
      "semantic cache: one embeddings call; past it the request goes on uncached (default 500)"},
     {"semantic-threshold", "cache", "semantic.threshold", MappedFlag::kDouble,
-     "semantic cache: cosine similarity a hit needs (default 0.92; per model: cache.semantic.models)"},
+     "semantic cache: cosine similarity a hit needs (default 0.94; per model: cache.semantic.models)"},
     {"semantic-guard", "cache", "semantic.guard", MappedFlag::kBool,
      "semantic cache: the lexical guard (numbers, negation, names) must agree too (default true)"},
     {"semantic-max-entries", "cache", "semantic.max_entries", MappedFlag::kInt,
@@ -351,6 +355,11 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  StatusOr<std::unique_ptr<router::WorkerSupervisor>> embedder = StartEmbeddingsWorker(&config);
+  if (!embedder.ok()) {
+    std::fprintf(stderr, "surge route: --embeddings-spawn: %s\n", embedder.status().message().c_str());
+    return 2;
+  }
   StatusOr<std::unique_ptr<router::Gateway>> gateway = router::Gateway::Create(std::move(config));
   if (!gateway.ok()) {
     std::fprintf(stderr, "surge route: %s\n", gateway.status().message().c_str());
@@ -431,6 +440,7 @@ int Route(router::RouteConfig config, std::optional<autoscale::AutoscaleConfig> 
   if (discovery) discovery->Stop();
   (*gateway)->Shutdown(std::chrono::milliseconds(c.drain_timeout_ms));
   if (*workers) (*workers)->Stop();  // after the drain: the workers finish what the router sent
+  if (*embedder) (*embedder)->Stop();
   std::fprintf(stderr, "surge route: stopped\n");
   return 0;
 }

@@ -69,7 +69,7 @@ struct ServeFlags {
   std::string tool_call_parser;
   std::string allowed_origins;
   bool allowed_origins_given = false;  // so that an empty value is refused, not taken as "off"
-  std::string pooling = "last";
+  std::string pooling;
   std::string otlp_endpoint;
   std::string otlp_protocol = "http/protobuf";
   double trace_sample_ratio = 1.0;
@@ -146,7 +146,8 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "scheme://host[:port] (default: none, no CORS headers)");
   parser.AddString("pooling", &f.pooling,
                    "how /v1/embeddings pools the final hidden states (after the final norm) before L2 "
-                   "normalization: last (default; the last token's, as Qwen3-Embedding) | mean (over all tokens)");
+                   "normalization: last (the last token's, as Qwen3-Embedding) | mean (over all tokens) | cls (the "
+                   "first token's); default: last for a decoder, a BERT encoder's own (1_Pooling/config.json, else mean)");
   parser.AddString("otlp-endpoint", &f.otlp_endpoint,
                    "trace API requests and export the spans as OTLP/HTTP to this URL, "
                    "http://host:4318/v1/traces (default: tracing off)");
@@ -265,9 +266,12 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
   RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
   RETURN_IF_ERROR(ApplyAllowedOrigins(f, &config->server));
-  StatusOr<PoolingKind> pooling = ParsePoolingKind(f.pooling);
-  if (!pooling.ok()) return InvalidArgumentError("--pooling: " + pooling.status().message());
-  config->server.pooling = *pooling;
+  if (!f.pooling.empty()) {
+    StatusOr<PoolingKind> pooling = ParsePoolingKind(f.pooling);
+    if (!pooling.ok()) return InvalidArgumentError("--pooling: " + pooling.status().message());
+    config->server.pooling = *pooling;
+    config->pooling_given = true;
+  }
   config->engine.enable_prefix_caching = !f.no_prefix_caching;
   config->engine.prefix_cache_ttl_s = f.prefix_cache_ttl;
   config->engine.priority_aging_s = f.priority_aging;
@@ -331,10 +335,11 @@ void PrintReadyLine(const ServeRuntime& runtime) {
   const std::string host = config.server.host == "0.0.0.0" || config.server.host == "::" ? "127.0.0.1" : config.server.host;
   const std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
                           std::to_string(runtime.port());
-  std::printf(
-      "surge serve: ready on %s (model %s) -- try: curl %s/v1/completions -H 'Content-Type: application/json' "
-      "-d '{\"model\": \"%s\", \"prompt\": \"Once upon a time\", \"max_tokens\": 32}'\n",
-      url.c_str(), config.server.served_model_name.c_str(), url.c_str(), config.server.served_model_name.c_str());
+  const char* example = config.server.encoder ? "/v1/embeddings -H 'Content-Type: application/json' -d '{\"input\": \"Once upon a time\"}'"
+                                             : "/v1/completions -H 'Content-Type: application/json' -d '{\"prompt\": "
+                                               "\"Once upon a time\", \"max_tokens\": 32}'";
+  std::printf("surge serve: ready on %s (model %s) -- try: curl %s%s\n", url.c_str(),
+              config.server.served_model_name.c_str(), url.c_str(), example);
   std::fflush(stdout);
 }
 

@@ -73,7 +73,7 @@ StatusOr<std::unique_ptr<ServeRuntime>> ServeRuntime::Start(ServeConfig config) 
 
 Status ServeRuntime::CheckContextLength() {
   ServerOptions& server = config_.server;
-  const int64_t model_len = model_->config().max_position_embeddings;
+  const int64_t model_len = executor_->config().max_position_embeddings;
   if (server.max_model_len <= 0) server.max_model_len = model_len;
   if (server.max_model_len > model_len) {
     return InvalidArgumentError("--max-model-len " + std::to_string(server.max_model_len) +
@@ -83,12 +83,31 @@ Status ServeRuntime::CheckContextLength() {
   return OkStatus();
 }
 
+Status ServeRuntime::LoadEncoder() {
+  if (config_.speculative.method != SpeculativeMethod::kNone) {
+    return InvalidArgumentError("--speculative: " + config_.model_dir + " is a sentence encoder; it generates nothing");
+  }
+  ASSIGN_OR_RETURN(encoder_, BertModel::Load(config_.model_dir, pool_.get(), config_.load));
+  executor_ = encoder_.get();
+  const BertConfig& bert = encoder_->bert_config();
+  ServerOptions& server = config_.server;
+  server.encoder = true;
+  server.embed_normalize = bert.normalize;
+  if (!config_.pooling_given) server.pooling = bert.pooling == EncoderPooling::kCls ? PoolingKind::kCls : PoolingKind::kMean;
+  if (server.max_model_len <= 0) server.max_model_len = bert.max_seq_length;
+  if (server.max_model_len > bert.model.max_position_embeddings) {
+    return InvalidArgumentError("--max-model-len: an encoder takes at most max_position_embeddings (" +
+                                std::to_string(bert.model.max_position_embeddings) + ") tokens");
+  }
+  return OkStatus();
+}
+
 void ServeRuntime::FillWorkerInfo() {
   WorkerInfo& info = config_.server.worker_info;
   info.model_path = config_.model_dir;
   info.tokenizer_path = config_.tokenizer_dir.empty() ? config_.model_dir : config_.tokenizer_dir;
-  info.model_type = model_->config().model_type;
-  info.weight_dtype = model_->linear_weight_formats();
+  info.model_type = executor_->config().model_type;
+  info.weight_dtype = executor_->linear_weight_formats();
   info.kv_cache_dtype = KvDTypeName(config_.engine.kv_dtype);
   info.max_num_seqs = config_.engine.max_num_seqs;
   info.max_num_batched_tokens = config_.engine.max_num_batched_tokens;
@@ -96,30 +115,39 @@ void ServeRuntime::FillWorkerInfo() {
   info.max_total_tokens = int64_t{engine_->num_kv_blocks()} * config_.engine.block_size;
 }
 
+Status ServeRuntime::LoadModel() {
+  if (IsBertDirectory(config_.model_dir)) return LoadEncoder();
+  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
+  executor_ = model_.get();
+  return OkStatus();
+}
+
 Status ServeRuntime::Load() {
   LoadProgress progress(config_.show_progress ? stderr : nullptr, config_.model_dir, 3);
   progress.Stage("weights");
   pool_ = std::make_unique<ThreadPool>(config_.threads);
-  ASSIGN_OR_RETURN(model_, Model::Load(config_.model_dir, pool_.get(), config_.load));
-  LOG(INFO) << "model " << config_.model_dir << ": weights " << model_->linear_weight_formats() << ", "
-            << model_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
+  RETURN_IF_ERROR(LoadModel());
+  LOG(INFO) << "model " << config_.model_dir << ": weights " << executor_->linear_weight_formats() << ", "
+            << executor_->linear_weight_bytes() / (1 << 20) << " MiB of linear layers";
   progress.Stage("tokenizer");
   ASSIGN_OR_RETURN(tokenizer_, LoadTokenizerFor(config_.model_dir, config_.tokenizer_dir));
   ServerOptions& server = config_.server;
   if (server.served_model_name.empty()) server.served_model_name = ModelNameFromDirectory(config_.model_dir);
   RETURN_IF_ERROR(CheckContextLength());
-  server.embedding_size = model_->config().hidden_size;
-  server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(model_->config().model_type));
+  server.embedding_size = executor_->config().hidden_size;
+  server.tool_call_parser = config_.tool_call_parser.value_or(DefaultToolCallParser(executor_->config().model_type));
   LOG(INFO) << "tool call parser: " << ToolCallParserName(server.tool_call_parser);
   if (config_.require_tool_call_parser && server.tool_call_parser == ToolCallParserKind::kNone) {
-    return InvalidArgumentError("--enable-auto-tool-choice: model_type '" + model_->config().model_type +
+    return InvalidArgumentError("--enable-auto-tool-choice: model_type '" + executor_->config().model_type +
                                 "' has no default tool call parser; name one with --tool-call-parser");
   }
   progress.Stage("KV cache and engine");
-  config_.engine.kv_cache_bytes = KvCacheBytes(config_, *model_);
-  ASSIGN_OR_RETURN(speculation_, StartSpeculation(config_.speculative, config_.model_dir, config_.load, *model_,
-                                                  pool_.get(), &config_.engine));
-  ASSIGN_OR_RETURN(engine_, Engine::Create(*model_, *tokenizer_, config_.engine));
+  config_.engine.kv_cache_bytes = KvCacheBytes(config_, *executor_);
+  if (model_) {
+    ASSIGN_OR_RETURN(speculation_, StartSpeculation(config_.speculative, config_.model_dir, config_.load, *model_,
+                                                    pool_.get(), &config_.engine));
+  }
+  ASSIGN_OR_RETURN(engine_, Engine::Create(*executor_, *tokenizer_, config_.engine));
   FillWorkerInfo();
   ASSIGN_OR_RETURN(server_, OpenAiServer::Create(*engine_, *tokenizer_, server));
   progress.Done();

@@ -14,6 +14,7 @@
 #include "batch/batch_service.h"
 #include "engine/engine.h"
 #include "kernels/thread_pool.h"
+#include "model/bert_model.h"
 #include "model/model.h"
 #include "server/openai_server.h"
 #include "tokenizer/tokenizer.h"
@@ -38,6 +39,9 @@ struct ServeConfig {
   bool show_progress = false;     // a progress line on stderr while the model loads
   // --enable-auto-tool-choice: start only with a tool call parser (given or the model's).
   bool require_tool_call_parser = false;
+  // --pooling was given: it overrides a sentence encoder's own (1_Pooling/config.json);
+  // otherwise an encoder pools as its files say and server.pooling is for decoders.
+  bool pooling_given = false;
 };
 
 // The default KV budget: room for max_num_seqs full contexts, but at most this fraction
@@ -64,10 +68,15 @@ class ServeRuntime {
   Status CheckContextLength();   // --max-model-len against the model's
   void FillWorkerInfo();         // what /server_info and /model_info report
   Status MountBatchApi();
+  // The decoder (Model) or, for a BERT-family directory, the sentence encoder (BertModel).
+  Status LoadModel();
+  Status LoadEncoder();
 
   ServeConfig config_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Model> model_;
+  std::unique_ptr<Model> model_;          // a decoder, or
+  std::unique_ptr<BertModel> encoder_;    // a sentence encoder
+  ModelExecutor* executor_ = nullptr;     // whichever of the two was loaded
   std::unique_ptr<Tokenizer> tokenizer_;
   Speculation speculation_;  // before engine_: the engine runs its proposer
   std::unique_ptr<Engine> engine_;

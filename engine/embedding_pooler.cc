@@ -7,8 +7,8 @@
 
 namespace surge {
 
-EmbeddingPooler::EmbeddingPooler(PoolingKind kind, int32_t hidden_size)
-    : kind_(kind), hidden_size_(hidden_size), sum_(hidden_size, 0.0) {}
+EmbeddingPooler::EmbeddingPooler(PoolingKind kind, int32_t hidden_size, bool normalize)
+    : kind_(kind), hidden_size_(hidden_size), normalize_(normalize), sum_(hidden_size, 0.0) {}
 
 void EmbeddingPooler::Add(int32_t start_position, std::span<const float> rows) {
   DCHECK(rows.size() % hidden_size_ == 0);
@@ -18,6 +18,11 @@ void EmbeddingPooler::Add(int32_t start_position, std::span<const float> rows) {
   }
   const int64_t num_rows = static_cast<int64_t>(rows.size()) / hidden_size_;
   if (num_rows == 0) return;
+  if (kind_ == PoolingKind::kCls) {
+    if (start_position == 0) std::copy(rows.begin(), rows.begin() + hidden_size_, sum_.begin());
+    num_rows_ = 1;
+    return;
+  }
   if (kind_ == PoolingKind::kLast) {
     const float* last = rows.data() + (num_rows - 1) * hidden_size_;
     std::copy(last, last + hidden_size_, sum_.begin());
@@ -37,7 +42,7 @@ std::vector<float> EmbeddingPooler::Finish() const {
   const double scale = kind_ == PoolingKind::kMean ? 1.0 / static_cast<double>(num_rows_) : 1.0;
   double norm_squared = 0;
   for (double value : sum_) norm_squared += (value * scale) * (value * scale);
-  const double norm = std::sqrt(norm_squared);
+  const double norm = normalize_ ? std::sqrt(norm_squared) : 1.0;
   if (norm == 0) return out;
   for (int32_t i = 0; i < hidden_size_; ++i) out[i] = static_cast<float>(sum_[i] * scale / norm);
   return out;

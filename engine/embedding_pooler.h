@@ -12,19 +12,22 @@ namespace surge {
 
 class EmbeddingPooler {
  public:
-  EmbeddingPooler(PoolingKind kind, int32_t hidden_size);
+  EmbeddingPooler(PoolingKind kind, int32_t hidden_size, bool normalize = true);
 
   // `rows` [num_rows, hidden_size] of the chunk that starts at `start_position`: kMean
-  // gets every row of every chunk, kLast the last token's row. A chunk at position 0
+  // gets every row of every chunk, kLast the last token's row, kCls every row of every
+  // chunk (it keeps position 0's). A chunk at position 0
   // starts over: a preempted sequence recomputes its prompt from the beginning.
   void Add(int32_t start_position, std::span<const float> rows);
 
-  // The mean (or last row), L2-normalized; all zeros stays all zeros. [hidden_size]
+  // The mean (or last or first row), L2-normalized when asked; all zeros stays all
+  // zeros. [hidden_size]
   std::vector<float> Finish() const;
 
  private:
   const PoolingKind kind_;
   const int32_t hidden_size_;
+  const bool normalize_;
   int64_t num_rows_ = 0;
   // [hidden_size]: the sum of the rows so far (kMean) or the last row (kLast). Summed in
   // double and always in token order, so chunking never changes the result.

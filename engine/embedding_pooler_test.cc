@@ -31,6 +31,22 @@ TEST(EmbeddingPoolerTest, LastTakesTheLastRowOnly) {
   EXPECT_EQ(pooler.Finish(), (std::vector<float>{0.6f, 0.8f}));
 }
 
+TEST(EmbeddingPoolerTest, ClsTakesPositionZerosRow) {
+  EmbeddingPooler pooler(PoolingKind::kCls, 2);
+  const float rows[] = {3, 4, 100, 0};
+  pooler.Add(0, rows);
+  const float later[] = {0, 100};
+  pooler.Add(2, later);  // a later chunk leaves the first row
+  EXPECT_EQ(pooler.Finish(), (std::vector<float>{0.6f, 0.8f}));
+}
+
+TEST(EmbeddingPoolerTest, WithoutNormalizationTheMeanStays) {
+  EmbeddingPooler pooler(PoolingKind::kMean, 2, /*normalize=*/false);
+  const float rows[] = {1, 2, 3, 6};
+  pooler.Add(0, rows);
+  EXPECT_EQ(pooler.Finish(), (std::vector<float>{2, 4}));
+}
+
 TEST(EmbeddingPoolerTest, PositionZeroStartsOver) {
   EmbeddingPooler pooler(PoolingKind::kMean, 2);
   const float stale[] = {100, 0};
@@ -53,7 +69,9 @@ TEST(EmbeddingPoolerTest, PoolingNames) {
   EXPECT_STREQ(PoolingKindName(PoolingKind::kMean), "mean");
   EXPECT_EQ(*ParsePoolingKind("mean"), PoolingKind::kMean);
   EXPECT_EQ(*ParsePoolingKind("last"), PoolingKind::kLast);
-  EXPECT_FALSE(ParsePoolingKind("cls").ok());
+  EXPECT_STREQ(PoolingKindName(PoolingKind::kCls), "cls");
+  EXPECT_EQ(*ParsePoolingKind("cls"), PoolingKind::kCls);
+  EXPECT_FALSE(ParsePoolingKind("max").ok());
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ Engine::Engine(ModelExecutor& model, const Tokenizer& tokenizer, const EngineOpt
       scheduler_({.max_num_seqs = options.max_num_seqs,
                   .max_num_batched_tokens = options.max_num_batched_tokens,
                   .max_prefill_tokens_with_decodes = options.max_prefill_tokens_with_decodes,
-                  .prefill_attention_crossover = AttentionCostCrossover(model.config())},
+                  .prefill_attention_crossover = AttentionCostCrossover(model.config()),
+                  .whole_prompts_only = model.config().is_encoder},
                  kv_,
                  MakeSchedulingPolicy(options.scheduling_policy, options.priority_aging_s)),
       runner_(model, model.kv_layout(options.block_size, options.kv_dtype), num_kv_blocks),
@@ -140,6 +141,9 @@ Status Engine::Validate(const EngineRequest& request) const {
     }
   }
   if (request.embed) return ValidateEmbedding(request);
+  if (model_.config().is_encoder) {
+    return InvalidArgumentError("this model is a sentence encoder: it computes embeddings only, it cannot generate");
+  }
   // n, max_tokens, logprobs and the sampling parameters (engine/request_limits.h).
   RETURN_IF_ERROR(CheckRequestLimits(request, {vocab_size_, options_.max_num_seqs}));
   for (const std::string& stop : request.stop.stop) {
@@ -177,6 +181,11 @@ Status Engine::ValidateEmbedding(const EngineRequest& request) const {
   if (num_prompt > max_context) {
     return InvalidArgumentError(what + " exceeds the model's context of " +
                                 std::to_string(max_context) + " tokens");
+  }
+  if (model_.config().is_encoder && num_prompt > options_.max_num_batched_tokens) {
+    return InvalidArgumentError(what + " exceeds max_num_batched_tokens (" +
+                                std::to_string(options_.max_num_batched_tokens) +
+                                "): an encoder runs each input whole in one pass");
   }
   if (kv_.NumBlocksFor(num_prompt) > num_kv_blocks_) {
     return InvalidArgumentError(what + " needs more KV blocks than the whole KV cache (" +

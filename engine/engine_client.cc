@@ -22,12 +22,20 @@ const char* FinishReasonName(FinishReason reason) {
   return "unknown";
 }
 
-const char* PoolingKindName(PoolingKind kind) { return kind == PoolingKind::kMean ? "mean" : "last"; }
+const char* PoolingKindName(PoolingKind kind) {
+  switch (kind) {
+    case PoolingKind::kMean: return "mean";
+    case PoolingKind::kCls: return "cls";
+    case PoolingKind::kLast: break;
+  }
+  return "last";
+}
 
 StatusOr<PoolingKind> ParsePoolingKind(const std::string& name) {
   if (name == "last") return PoolingKind::kLast;
   if (name == "mean") return PoolingKind::kMean;
-  return InvalidArgumentError("unknown pooling '" + name + "' (last, mean)");
+  if (name == "cls") return PoolingKind::kCls;
+  return InvalidArgumentError("unknown pooling '" + name + "' (last, mean, cls)");
 }
 
 const char* KvEventTypeName(KvEvent::Type type) {

@@ -24,10 +24,11 @@ enum class FinishReason { kStop, kLength, kAbort };
 const char* FinishReasonName(FinishReason reason);  // "stop", "length", "abort"
 
 // Embeddings: how the final hidden states of a prompt (after the final norm) become one
-// vector -- the last token's (Qwen3-Embedding and other decoder embedders) or the mean
-// over all tokens. Either way the result is L2-normalized.
-enum class PoolingKind { kLast, kMean };
-const char* PoolingKindName(PoolingKind kind);  // "last", "mean"
+// vector -- the last token's (Qwen3-Embedding and other decoder embedders), the mean
+// over all tokens, or the first token's (a BERT encoder's [CLS]). The result is
+// L2-normalized unless the request asks otherwise (EngineRequest::embed_normalize).
+enum class PoolingKind { kLast, kMean, kCls };
+const char* PoolingKindName(PoolingKind kind);  // "last", "mean", "cls"
 StatusOr<PoolingKind> ParsePoolingKind(const std::string& name);
 
 struct StopConditions {
@@ -61,6 +62,9 @@ struct EngineRequest {
   // used) and the final output carries the pooled embedding. Its KV blocks are held only
   // while it prefills, and it bypasses the prefix cache (engine/engine.cc says why).
   std::optional<PoolingKind> embed;
+  // The pooled vector scaled to unit length (OpenAI's embeddings are; a sentence encoder
+  // without a Normalize module is not).
+  bool embed_normalize = true;
   // > 0: the request's deadline, this many seconds after Submit (the engine's clock). When
   // it passes the engine ends the request at once -- its KV blocks freed, whether it waits
   // or runs -- and its stream ends with a DeadlineExceeded error. 0: no deadline.

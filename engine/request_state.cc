@@ -55,9 +55,9 @@ RequestState::RequestState(RequestId id, EngineRequest request, std::vector<int3
   forked_ = request_.n == 1;
   if (request_.prompt_logprobs >= 0) choices_[0]->seq.output = SequenceOutput::kPromptLogits;
   if (request_.embed) {
-    pooler_ = std::make_unique<EmbeddingPooler>(*request_.embed, hidden_size);
-    choices_[0]->seq.output = *request_.embed == PoolingKind::kMean ? SequenceOutput::kAllHidden
-                                                                     : SequenceOutput::kLastHidden;
+    pooler_ = std::make_unique<EmbeddingPooler>(*request_.embed, hidden_size, request_.embed_normalize);
+    choices_[0]->seq.output = *request_.embed == PoolingKind::kLast ? SequenceOutput::kLastHidden
+                                                                     : SequenceOutput::kAllHidden;
   }
 }
 

@@ -68,7 +68,9 @@ const SchedulerOutput& Scheduler::Schedule() {
     ScheduleWaiting(static_cast<int32_t>(std::min<double>(budget_tokens_, budget_prefill_) / 2), /*whole_prompts=*/true);
   }
   ScheduleRunning(/*decodes=*/false);
-  if (output_.num_preempted == 0) ScheduleWaiting(std::numeric_limits<int32_t>::max(), /*whole_prompts=*/false);
+  if (output_.num_preempted == 0) {
+    ScheduleWaiting(std::numeric_limits<int32_t>::max(), /*whole_prompts=*/options_.whole_prompts_only);
+  }
   // Drafts last: they take only what the real tokens left of the budget and the pool.
   for (ScheduledChunk& chunk : output_.chunks) AddDrafts(chunk);
   for (ScheduledChunk& chunk : output_.chunks) {

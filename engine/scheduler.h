@@ -33,6 +33,9 @@ struct SchedulerOptions {
   // keys before it -- so a slice deep into a long prompt costs the decoding sequences no
   // more than one at its start. 0: every token counts 1.
   int64_t prefill_attention_crossover = 0;
+  // Encoders (bidirectional attention): a prompt is admitted only when all of it fits the
+  // step, never chunked. Prompts must then fit max_num_batched_tokens (the engine checks).
+  bool whole_prompts_only = false;
 };
 
 // Tokens [start_position, start_position + num_tokens) of one sequence run this step.

@@ -40,6 +40,28 @@ TEST(SchedulerTest, DecodesFirstThenPrefillChunksWithinTheBudget) {
   EXPECT_EQ(h.scheduler().num_preemptions(), 0);
 }
 
+// whole_prompts_only (encoders): a prompt that does not fit what the step has left waits
+// for the next step instead of being chunked; without it, it takes the rest of the budget.
+TEST(SchedulerTest, WholePromptsOnlyNeverChunks) {
+  for (bool whole : {true, false}) {
+    SchedulerOptions options = Options(8, 8);
+    options.whole_prompts_only = whole;
+    Harness h(4, 100, options);
+    h.Add(5, 1);
+    Sequence* b = h.Add(6, 1, 1, 0, /*first_token=*/100);  // no prefix shared with the first
+    const SchedulerOutput& first = h.Step();
+    ASSERT_EQ(first.chunks.size(), whole ? 1u : 2u) << whole;
+    EXPECT_EQ(first.chunks[0].num_tokens, 5);
+    if (!whole) continue;
+    const SchedulerOutput& second = h.Step();
+    const auto chunk = std::find_if(second.chunks.begin(), second.chunks.end(),
+                                    [&](const ScheduledChunk& c) { return c.seq == b; });
+    ASSERT_NE(chunk, second.chunks.end());
+    EXPECT_EQ(chunk->num_tokens, 6);  // all of it, in one chunk
+    EXPECT_TRUE(chunk->sample);
+  }
+}
+
 // max_prefill_tokens_with_decodes: a long prompt takes slices of 5 tokens while another
 // sequence decodes, and the whole budget once nothing else runs.
 TEST(SchedulerTest, PrefillIsSlicedOnlyWhileOthersDecode) {

@@ -100,6 +100,9 @@ struct ModelConfig {
   std::optional<MoeConfig> moe;  // empty also for a DeepSeek model without routed experts
   int64_t num_nextn_predict_layers = 0;  // V3's MTP layers, after num_hidden_layers
   std::optional<Fp8Quantization> fp8;
+  // A BERT-family sentence encoder (model/bert_model.h): bidirectional attention over a
+  // whole input, no lm_head and no KV cache; it serves embeddings only.
+  bool is_encoder = false;
 };
 
 bool IsDeepseek(const ModelConfig& config);

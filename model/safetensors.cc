@@ -21,6 +21,7 @@ std::optional<TensorDType> ParseDType(std::string_view name) {
   if (name == "F16") return TensorDType::kF16;
   if (name == "BF16") return TensorDType::kBF16;
   if (name == "F8_E4M3") return TensorDType::kF8E4M3;
+  if (name == "I64") return TensorDType::kI64;
   return std::nullopt;
 }
 
@@ -109,7 +110,7 @@ StatusOr<SafetensorsEntry> ParseEntry(const std::string& name, const Json& value
   std::optional<TensorDType> dtype = ParseDType(dtype_name);
   if (!dtype) {
     return UnimplementedError("unsupported dtype '" + dtype_name + "' for tensor '" + name +
-                              "' in " + path + " (supported: F32, F16, BF16, F8_E4M3)");
+                              "' in " + path + " (supported: F32, F16, BF16, F8_E4M3, I64)");
   }
   SafetensorsEntry entry;
   entry.name = name;

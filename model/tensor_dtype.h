@@ -9,8 +9,10 @@ namespace surge {
 
 // New types are added here and in the two functions below; safetensors.cc maps file
 // names ("F32", "F8_E4M3") onto them. kF8E4M3 is float8_e4m3fn (DeepSeek-V3's FP8
-// checkpoints): bias 7, no infinities, S.1111.111 is NaN.
-enum class TensorDType { kF32, kF16, kBF16, kF8E4M3 };
+// checkpoints): bias 7, no infinities, S.1111.111 is NaN. kI64 holds integer buffers that
+// checkpoints carry beside the weights (BERT's embeddings.position_ids); read as f32 it is
+// converted value by value.
+enum class TensorDType { kF32, kF16, kBF16, kF8E4M3, kI64 };
 
 constexpr const char* TensorDTypeName(TensorDType dtype) {
   switch (dtype) {
@@ -18,6 +20,7 @@ constexpr const char* TensorDTypeName(TensorDType dtype) {
     case TensorDType::kF16: return "F16";
     case TensorDType::kBF16: return "BF16";
     case TensorDType::kF8E4M3: return "F8_E4M3";
+    case TensorDType::kI64: return "I64";
   }
   return "?";
 }
@@ -28,6 +31,7 @@ constexpr size_t TensorDTypeSize(TensorDType dtype) {
     case TensorDType::kF16: return 2;
     case TensorDType::kBF16: return 2;
     case TensorDType::kF8E4M3: return 1;
+    case TensorDType::kI64: return 8;
   }
   return 0;
 }

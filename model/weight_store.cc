@@ -78,6 +78,13 @@ void ConvertToF32(TensorDType dtype, const uint8_t* src, size_t count, float* ds
     case TensorDType::kF8E4M3:
       for (size_t i = 0; i < count; ++i) dst[i] = Fp8E4m3ToFloat(src[i]);
       return;
+    case TensorDType::kI64:
+      for (size_t i = 0; i < count; ++i) {
+        int64_t value;
+        std::memcpy(&value, src + 8 * i, 8);
+        dst[i] = static_cast<float>(value);
+      }
+      return;
   }
 }
 

@@ -193,10 +193,10 @@ TEST_F(WeightStoreTest, OutOfRangeOffsets) {
 }
 
 TEST_F(WeightStoreTest, UnknownDType) {
-  WriteRaw("model.safetensors", R"({"x": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})",
+  WriteRaw("model.safetensors", R"({"x": {"dtype": "I16", "shape": [4], "data_offsets": [0, 8]}})",
            std::vector<uint8_t>(8));
   ExpectOpenError(StatusCode::kUnimplemented, "model.safetensors",
-                  "unsupported dtype 'I64' for tensor 'x'");
+                  "unsupported dtype 'I16' for tensor 'x'");
 }
 
 TEST_F(WeightStoreTest, ByteSizeMismatch) {

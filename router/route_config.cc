@@ -273,6 +273,7 @@ Status ParseSemantic(const Json& tree, const std::string& path, SemanticCacheCon
   r.Bool("all", &semantic->all);
   r.String("embeddings_url", &semantic->embeddings_url);
   r.String("embeddings_model", &semantic->embeddings_model);
+  r.String("embeddings_spawn", &semantic->embeddings_spawn);
   r.Int("embeddings_timeout_ms", &semantic->embeddings_timeout_ms, 1);
   r.Double("threshold", &semantic->threshold, 0, /*min_exclusive=*/true);
   r.Bool("guard", &semantic->guard);
@@ -373,6 +374,10 @@ Status ValidateRouteConfig(const RouteConfig& config) {
   if (!config.cache.on() && (semantic.on() || semantic.all || !semantic.models.empty())) {
     return InvalidArgumentError("the semantic cache (config section 'cache.semantic', --semantic, --embeddings-url) "
                                 "needs a response cache backend: --cache memory | redis://...");
+  }
+  if (!semantic.embeddings_spawn.empty() && !semantic.embeddings_url.empty()) {
+    return InvalidArgumentError("give the semantic cache's encoder as --embeddings-url or --embeddings-spawn "
+                                "(config keys 'cache.semantic.embeddings_url' / 'embeddings_spawn'), not both");
   }
   if (config.retry.backoff_max_ms < config.retry.backoff_base_ms) {
     return InvalidArgumentError("config key 'retry.backoff_max_ms' must be >= retry.backoff_base_ms");

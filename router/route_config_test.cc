@@ -94,6 +94,21 @@ TEST(RouteConfigTest, ValidateCatchesUndeclaredPoolsAndBadRanges) {
   EXPECT_FALSE(ValidateRouteConfig(*config).ok());
 }
 
+// cache.semantic.embeddings_spawn: the router serves the encoder itself; with a URL too it
+// is refused, naming both.
+TEST(RouteConfigTest, SemanticEmbeddingsSpawn) {
+  StatusOr<RouteConfig> config = Parse(R"({"backends": [{"url": "http://a:1"}], "cache": {"backend": "memory",
+      "semantic": {"all": true, "embeddings_spawn": "models/all-MiniLM-L6-v2"}}})");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->cache.semantic.embeddings_spawn, "models/all-MiniLM-L6-v2");
+  EXPECT_TRUE(config->cache.semantic.on());
+  EXPECT_TRUE(ValidateRouteConfig(*config).ok());
+  EXPECT_DOUBLE_EQ(config->cache.semantic.threshold, 0.94);  // the default, chosen with MiniLM
+  config->cache.semantic.embeddings_url = "http://127.0.0.1:9/v1";
+  const Status both = ValidateRouteConfig(*config);
+  EXPECT_NE(both.message().find("--embeddings-spawn"), std::string::npos) << both.ToString();
+}
+
 TEST(RouteConfigTest, CacheSection) {
   StatusOr<RouteConfig> config = Parse(R"({"cache": {"backend": "redis://127.0.0.1:6379/2", "ttl_s": 60,
                                                      "max_entry_bytes": 4096, "redis_pool": 2, "redis_timeout_ms": 50}})");

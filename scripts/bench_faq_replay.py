@@ -19,6 +19,9 @@ another question's group (a near miss answered by the question it resembles, say
 Saved tokens: the completion tokens of every answer the cache served (usage of the stored answer);
 the engines' surge_generation_tokens_total before and after shows what they generated themselves.
 
+Embeddings (--embeddings): use-lite (default), hashed, minilm (models/all-MiniLM-L6-v2 on its own
+surge serve, --embeddings-url) or minilm-spawn (the router starts it: --embeddings-spawn).
+
   /usr/bin/python3 scripts/bench_faq_replay.py [--engines 2] [--num-requests 2000] [--concurrency 32]
 """
 import argparse
@@ -39,6 +42,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SURGE = os.path.join(ROOT, "build", "surge")
 LABELLED_SETS = ("tests/data/semantic_cache_pairs.jsonl", "tests/data/semantic_cache_heldout.jsonl")
 EMBEDDINGS_SERVERS = {"use-lite": "tests/node/sentence_embeddings_server.mjs", "hashed": "scripts/hashed_embeddings_server.mjs"}
+# A sentence encoder on surge serve: "minilm" runs it beside the router (--embeddings-url),
+# "minilm-spawn" lets the router start it itself (--embeddings-spawn); the check after the run
+# embeds with a surge serve of the same model either way.
+MINILM = "models/all-MiniLM-L6-v2"
+
+
+def start_embeddings(kind):
+    """(process, the /v1 base URL) of the embeddings server the check (and --embeddings-url) uses."""
+    if kind in EMBEDDINGS_SERVERS:
+        return start(["node", EMBEDDINGS_SERVERS[kind], "0"])
+    proc, url = start([SURGE, "serve", MINILM, "--host", "127.0.0.1", "--port", "0", "--threads", "1"])
+    return proc, url + "/v1"
 SYSTEM = "You answer customer questions."
 
 
@@ -213,8 +228,8 @@ def main():
     p.add_argument("--max-tokens", type=int, default=32)
     p.add_argument("--zipf", type=float, default=1.0)
     p.add_argument("--paraphrase-share", type=float, default=0.3)
-    p.add_argument("--threshold", default="0.92")
-    p.add_argument("--embeddings", choices=tuple(EMBEDDINGS_SERVERS), default="use-lite")
+    p.add_argument("--threshold", default="0.94")
+    p.add_argument("--embeddings", choices=(*EMBEDDINGS_SERVERS, "minilm", "minilm-spawn"), default="use-lite")
     p.add_argument("--embeddings-timeout-ms", default="5000")
     p.add_argument("--seed", type=int, default=17)
     args = p.parse_args()
@@ -227,11 +242,13 @@ def main():
                                "--threads", "1", "--chat-template", "tests/data/chat_template_simple.jinja"])
             procs.append(proc)
             engines.append(url)
-        embedder, embeddings_url = start(["node", EMBEDDINGS_SERVERS[args.embeddings], "0"])
+        embedder, embeddings_url = start_embeddings(args.embeddings)
         procs.append(embedder)
+        encoder = (["--embeddings-spawn", MINILM] if args.embeddings == "minilm-spawn"
+                   else ["--embeddings-url", embeddings_url])
         router, router_url = start([SURGE, "route", "--host", "127.0.0.1", "--port", "0",
                                     *[a for url in engines for a in ("--backend", url)], "--cache", "memory",
-                                    "--semantic", "--embeddings-url", embeddings_url,
+                                    "--semantic", *encoder,
                                     "--semantic-threshold", args.threshold,
                                     "--embeddings-timeout-ms", args.embeddings_timeout_ms])
         procs.append(router)

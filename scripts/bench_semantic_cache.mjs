@@ -3,13 +3,15 @@
 // opposite intent, words swapped -- that must not): for each set, each threshold, with the
 // guard on and off, a fresh `surge route --cache memory --semantic` in front of `surge serve`
 // stores every question's answer, then asks each paraphrase and near miss with
-// cache.no_store (so that queries never answer each other). The embeddings come from Universal
-// Sentence Encoder lite (tests/node/sentence_embeddings_server.mjs). Prints a Markdown table
-// per set (docs/BENCH.md: "Semantic cache").
+// cache.no_store (so that queries never answer each other). The embeddings come from
+// EMBEDDINGS_MODEL, a sentence-encoder directory served by its own `surge serve` (e.g.
+// models/all-MiniLM-L6-v2), or without it from Universal Sentence Encoder lite
+// (tests/node/sentence_embeddings_server.mjs). Prints a Markdown table per set (docs/BENCH.md:
+// "Semantic cache").
 // Sets: tests/data/semantic_cache_pairs.jsonl (the guard's rules were written after seeing it)
 // and tests/data/semantic_cache_heldout.jsonl (held out: written after the guard, never tuned to).
 // Run: node scripts/bench_semantic_cache.mjs [SURGE=build/surge] [THRESHOLDS=0.85,0.88,...]
-//      [SETS=tests/data/a.jsonl,tests/data/b.jsonl]
+//      [SETS=tests/data/a.jsonl,tests/data/b.jsonl] [EMBEDDINGS_MODEL=models/all-MiniLM-L6-v2]
 import { readFileSync } from 'node:fs';
 
 import { startEmbeddingsServer } from '../tests/node/sentence_embeddings_server.mjs';
@@ -19,6 +21,7 @@ import { startServer, stopServer } from '../tests/node/serve_util.mjs';
 const SURGE = process.env.SURGE ?? 'build/surge';
 const THRESHOLDS = (process.env.THRESHOLDS ?? '0.85,0.88,0.90,0.92,0.94,0.97').split(',').map(Number);
 const CONCURRENCY = 8;
+const EMBEDDINGS_MODEL = process.env.EMBEDDINGS_MODEL ?? '';
 const SETS = (process.env.SETS ?? 'tests/data/semantic_cache_pairs.jsonl,tests/data/semantic_cache_heldout.jsonl').split(',');
 const readSet = (path) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
@@ -91,7 +94,14 @@ function printTable(path, set, rows) {
   }
 }
 
-const [engine, embeddings] = await Promise.all([startServer(SURGE, ['--threads', '1']), startEmbeddingsServer()]);
+// A sentence encoder on its own surge serve, or USE-lite: {url, close}.
+async function startEmbeddings() {
+  if (!EMBEDDINGS_MODEL) return startEmbeddingsServer();
+  const encoder = await startServer(SURGE, ['--threads', '1'], EMBEDDINGS_MODEL);
+  return { url: `${encoder.baseUrl}/v1`, close: () => stopServer(encoder.proc) };
+}
+
+const [engine, embeddings] = await Promise.all([startServer(SURGE, ['--threads', '1']), startEmbeddings()]);
 try {
   for (const path of SETS) {
     const set = readSet(path);

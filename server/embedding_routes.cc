@@ -126,10 +126,15 @@ api::ApiResult<std::vector<EngineRequest>> MakeEngineRequests(const ServerContex
       error.param = "input";
       return error;
     }
+    const int64_t max_len = context.prompts.max_model_len();
+    if (context.options.encoder && max_len >= 2 && static_cast<int64_t>(ids->size()) > max_len) {
+      ids->erase(ids->begin() + (max_len - 1), ids->end() - 1);  // [CLS] ... [SEP] stays
+    }
     if (auto error = CheckLength(context, i, ids->size())) return *error;
     EngineRequest engine_request;
     engine_request.prompt_ids = std::move(ids).value();
     engine_request.embed = context.options.pooling;
+    engine_request.embed_normalize = context.options.embed_normalize;
     requests.push_back(std::move(engine_request));
   }
   return requests;

@@ -117,11 +117,28 @@ OpenAiServer::OpenAiServer(std::unique_ptr<ServerContext> context) : context_(st
 
 OpenAiServer::~OpenAiServer() { Shutdown(std::chrono::milliseconds(0)); }
 
+namespace {
+
+// A sentence encoder generates nothing: its generation routes answer 400 saying so.
+WorkerHandler RefuseGeneration(std::string endpoint) {
+  return [endpoint](ServerContext& context, const net::HttpRequest&, Writer writer, SteadyClock::time_point) {
+    context.ReplyError(*writer, endpoint,
+                       api::InvalidParam("model", "model '" + context.options.served_model_name +
+                                                      "' is a sentence encoder: it serves /v1/embeddings only, not " +
+                                                      endpoint));
+  };
+}
+
+}  // namespace
+
 void OpenAiServer::AddRoutes() {
   ServerContext& context = *context_;
-  AddRoute("POST", "/v1/completions", OnWorker(context, "/v1/completions", HandleCompletions, true));
-  AddRoute("POST", "/v1/chat/completions", OnWorker(context, "/v1/chat/completions", HandleChatCompletions, true));
-  AddRoute("POST", "/v1/responses", OnWorker(context, "/v1/responses", HandleResponses, true));
+  auto generation = [&](const std::string& path, WorkerHandler handler) {
+    AddRoute("POST", path, OnWorker(context, path, context.options.encoder ? RefuseGeneration(path) : handler, true));
+  };
+  generation("/v1/completions", HandleCompletions);
+  generation("/v1/chat/completions", HandleChatCompletions);
+  generation("/v1/responses", HandleResponses);
   AddRoute("POST", "/v1/embeddings", OnWorker(context, "/v1/embeddings", HandleEmbeddings, true));
   auto no_arrival = [](auto handler) {
     return [handler](ServerContext& c, const net::HttpRequest& r, Writer w, SteadyClock::time_point) {

@@ -83,6 +83,11 @@ struct ServerOptions {
   // (the model's hidden_size; the most `dimensions` may ask for).
   PoolingKind pooling = PoolingKind::kLast;
   int64_t embedding_size = 0;
+  bool embed_normalize = true;  // unit vectors (an encoder without a Normalize module: false)
+  // A sentence encoder: completions, chat and responses answer 400, and /v1/embeddings
+  // cuts an input past max_model_len to its first max_model_len - 1 tokens and its last
+  // ([SEP]), as sentence-transformers truncates, instead of refusing it.
+  bool encoder = false;
   TracingOptions tracing{};
   // Completions, chat and responses: the deadline of a request that gives no `timeout`,
   // and the most one may give (--request-timeout); 0: none, and any `timeout` goes.

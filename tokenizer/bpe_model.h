@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tokenizer/token_model.h"
 #include "tokenizer/vocab.h"
 
 namespace surge {
@@ -74,7 +75,7 @@ class WordCache {
   mutable std::array<Shard, kNumShards> shards_;
 };
 
-class BpeModel {
+class BpeModel final : public TokenModel {
  public:
   // `vocab` (token -> id, added tokens included) must outlive the model. Merges whose parts
   // or result are not in the vocabulary can never apply and are dropped; their number is
@@ -90,7 +91,7 @@ class BpeModel {
 
   // Appends the ids of `words` (pre-tokens, valid UTF-8). With fuse_unk, runs of unk ids
   // across the whole call collapse into one (tokenizers.js fuses per model call).
-  void Encode(const std::vector<std::string>& words, std::vector<int32_t>* ids) const;
+  void Encode(const std::vector<std::string>& words, std::vector<int32_t>* ids) const override;
 
  private:
   BpeModel(const Vocab* vocab, BpeOptions options);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/bert_text.h"
+
 namespace surge {
 namespace {
 
@@ -133,6 +135,14 @@ StatusOr<std::unique_ptr<Normalizer>> ParseNormalizer(const Json& config) {
   if (type == "NFKD") return MakeUnicodeNormalizer(UnicodeForm::kNfkd);
   if (type == "Lowercase") return MakeLowercaseNormalizer();
   if (type == "StripAccents") return MakeStripAccentsNormalizer();
+  if (type == "BertNormalizer") {
+    BertNormalizerOptions options;
+    options.clean_text = GetBool(config, "clean_text", true);
+    options.handle_chinese_chars = GetBool(config, "handle_chinese_chars", true);
+    options.lowercase = GetBool(config, "lowercase", true);
+    options.strip_accents = GetBool(config, "strip_accents", options.lowercase);  // null: as lowercase
+    return MakeBertNormalizer(options);
+  }
   if (type == "Strip") {
     return MakeStripNormalizer(GetBool(config, "strip_left", false), GetBool(config, "strip_right", false));
   }
@@ -156,6 +166,7 @@ StatusOr<std::unique_ptr<PreTokenizer>> ParsePreTokenizer(const Json& config) {
                                      GetBool(config, "use_regex", true));
   }
   if (type == "Metaspace") return ParseMetaspace(config);
+  if (type == "BertPreTokenizer") return MakeBertPreTokenizer();
   if (type == "Digits") return MakeDigitsPreTokenizer(GetBool(config, "individual_digits", false));
   return Unsupported("pre_tokenizer", config);
 }
@@ -208,6 +219,7 @@ StatusOr<std::unique_ptr<Decoder>> ParseDecoder(const Json& config, const TokenS
   if (type == "Strip") {
     return MakeStripDecoder(GetString(config, "content", " "), GetInt(config, "start", 0), GetInt(config, "stop", 0));
   }
+  if (type == "WordPiece") return MakeWordPieceDecoder(GetString(config, "prefix", "##"), GetBool(config, "cleanup", true));
   if (type == "BPEDecoder") return MakeBpeDecoder(GetString(config, "suffix", "</w>"));
   return Unsupported("decoder", config);
 }

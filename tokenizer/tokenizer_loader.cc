@@ -11,6 +11,7 @@
 #include "tokenizer/component_loader.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_state.h"
+#include "tokenizer/wordpiece_model.h"
 
 namespace surge {
 namespace {
@@ -110,10 +111,25 @@ void BuildMatchers(TokenizerState* state) {
   state->normalized_matcher = std::make_unique<AddedTokenMatcher>(normalized);
 }
 
-StatusOr<std::unique_ptr<BpeModel>> LoadModel(const Json& model, const Vocab& vocab, std::string* end_of_word_suffix) {
+StatusOr<std::unique_ptr<TokenModel>> LoadWordPiece(const Json& model, const Vocab& vocab) {
+  WordPieceOptions options;
+  const std::string unk = GetString(model, "unk_token").empty() ? "[UNK]" : GetString(model, "unk_token");
+  std::optional<int32_t> unk_id = vocab.Find(unk);
+  if (!unk_id) return InvalidArgumentError("model.unk_token '" + unk + "' is not in the vocabulary");
+  options.unk_id = *unk_id;
+  if (Member(model, "continuing_subword_prefix").is_string()) {
+    options.continuing_subword_prefix = GetString(model, "continuing_subword_prefix");
+  }
+  const Json& max_chars = Member(model, "max_input_chars_per_word");
+  if (max_chars.is_number_integer()) options.max_input_chars_per_word = max_chars.get<int32_t>();
+  return std::unique_ptr<TokenModel>(std::make_unique<WordPieceModel>(&vocab, std::move(options)));
+}
+
+StatusOr<std::unique_ptr<TokenModel>> LoadModel(const Json& model, const Vocab& vocab, std::string* end_of_word_suffix) {
   std::string type = GetString(model, "type");
   if (type.empty() && model.contains("merges")) type = "BPE";
-  if (type != "BPE") return UnimplementedError("model type '" + type + "' is not supported (only BPE)");
+  if (type == "WordPiece") return LoadWordPiece(model, vocab);
+  if (type != "BPE") return UnimplementedError("model type '" + type + "' is not supported (only BPE and WordPiece)");
   ASSIGN_OR_RETURN(auto merges, LoadMerges(model));
   BpeOptions options;
   if (std::string unk = GetString(model, "unk_token"); !unk.empty()) options.unk_id = vocab.Find(unk);
@@ -128,7 +144,7 @@ StatusOr<std::unique_ptr<BpeModel>> LoadModel(const Json& model, const Vocab& vo
   if (num_dropped > 0) {
     LOG(WARNING) << num_dropped << " BPE merges name tokens outside the vocabulary; ignored";
   }
-  return bpe;
+  return std::unique_ptr<TokenModel>(std::move(bpe));
 }
 
 void LoadConfig(const Json& config, TokenizerState* state) {
@@ -193,6 +209,9 @@ StatusOr<std::unique_ptr<TokenizerState>> BuildState(const Json& root, const Jso
   ASSIGN_OR_RETURN(state->post_processor, ParsePostProcessor(Member(root, "post_processor"), state->vocab));
   ASSIGN_OR_RETURN(state->decoder, ParseDecoder(Member(root, "decoder"), &state->added_contents));
   LoadConfig(config, state.get());
+  // The WordPiece decoder cleans up each token itself (its `cleanup`); the Rust crate
+  // applies no second pass over the joined text.
+  if (GetString(Member(root, "decoder"), "type") == "WordPiece") state->clean_up_tokenization_spaces = false;
   MarkSpecialTokens(config, state.get());
   ResolveBosEos(config, state.get());
   return state;

@@ -14,6 +14,7 @@
 #include "tokenizer/normalizer.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/token_model.h"
 #include "tokenizer/vocab.h"
 
 namespace surge {
@@ -30,7 +31,7 @@ struct TokenizerState {
 
   std::unique_ptr<Normalizer> normalizer;       // may be null
   std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
-  std::unique_ptr<BpeModel> model;
+  std::unique_ptr<TokenModel> model;  // BPE or WordPiece
   std::unique_ptr<PostProcessor> post_processor;  // may be null
   std::unique_ptr<Decoder> decoder;               // may be null: tokens joined by ' '
 

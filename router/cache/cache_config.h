@@ -18,12 +18,17 @@ struct SemanticCacheConfig {
   std::map<std::string, std::optional<double>> models;
   std::string embeddings_url;    // OpenAI-compatible base URL ("http://host:port/v1"); "" = off
   std::string embeddings_model;  // the `model` of each /embeddings request
+  // A sentence-encoder directory (--embeddings-spawn): `surge route` serves it on a local
+  // worker of its own and fills embeddings_url with that worker's URL before the cache starts.
+  std::string embeddings_spawn;
   int64_t embeddings_timeout_ms = 500;  // past it the request goes on uncached
-  double threshold = 0.92;       // cosine similarity a hit needs
+  // Cosine similarity a hit needs. 0.94: the lowest threshold with <= 1% false hits (guard on)
+  // on the held-out set with all-MiniLM-L6-v2 (docs/BENCH.md, "Semantic cache with MiniLM").
+  double threshold = 0.94;
   bool guard = true;             // the lexical guard must agree too (off: measurement only)
   int64_t max_entries = 100'000;  // vectors across all scopes (LRU beyond)
 
-  bool on() const { return !embeddings_url.empty(); }
+  bool on() const { return !embeddings_url.empty() || !embeddings_spawn.empty(); }
   double ThresholdFor(const std::string& model) const {
     auto it = models.find(model);
     return it != models.end() && it->second ? *it->second : threshold;
