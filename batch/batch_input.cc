@@ -87,7 +87,7 @@ ParsedBatchInput ParseBatchInput(std::string_view jsonl, std::string_view endpoi
       fail(LineError(line_no, "too_many_requests", "a batch holds at most " + std::to_string(limits.max_lines) + " requests"));
       break;
     }
-    StatusOr<Json> request = json::Parse(text, "line " + std::to_string(line_no), limits.max_json_depth, limits.max_line_bytes);
+    StatusOr<Json> request = json::Parse(text, "the line", limits.max_json_depth, limits.max_line_bytes);
     if (!request.ok()) {
       fail(LineError(line_no, "invalid_json_line", request.status().message()));
       continue;

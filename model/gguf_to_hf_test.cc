@@ -3,6 +3,7 @@
 // rounding from a bf16 directory; config.json reads back as the same config.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,9 +19,10 @@ namespace {
 class GgufToHfTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::TempDir() + "/gguf_to_hf_test";
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    // A directory of this test's own: ctest runs each test as a process, side by side.
+    std::string pattern = testing::TempDir() + "/gguf_to_hf_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -97,7 +97,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       return false;
     }
     if (body_changed || cache_field_taken) {
-      request_.body = body_.dump();
+      request_.body = body_.dump(-1, ' ', false, Json::error_handler_t::replace);
       route_request_.raw_body = request_.body;
     }
     return true;
@@ -160,7 +160,9 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   void ParseBody() {
     const size_t first = request_.body.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && request_.body[first] == '{') {
+    // A body nested deeper than any engine takes is passed on unparsed (the engine answers
+    // it with a 400), so no recursive copy or dump here can run out of stack.
+    if (first != std::string::npos && request_.body[first] == '{' && JsonDepthWithin(request_.body)) {
       body_ = Json::parse(request_.body, nullptr, /*allow_exceptions=*/false);
       if (body_.is_discarded()) body_ = nullptr;  // the engine answers it with a 400
     }
@@ -175,7 +177,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       pool_ = *choice.pool;
       ctx_.metrics.CountAliasRoute(model, pool_, choice.reason);
       body_.erase("model");  // the pool's engines answer with their own model's name
-      request_.body = body_.dump();
+      request_.body = body_.dump(-1, ' ', false, Json::error_handler_t::replace);
     } else {
       pool_ = ctx_.backends.PoolForModel(model);
     }

@@ -67,7 +67,7 @@ test('bad input and bad usage are refused before anything runs', async () => {
   writeFileSync(join(dir, 'bad.jsonl'), `${line('a', '/v1/completions', { prompt: 'x' })}\n{oops\n`);
   const bad = await runBatch(join(dir, 'bad.jsonl'), join(dir, 'never.jsonl'), '--url', engine.baseUrl);
   assert.equal(bad.status, 1);
-  assert.match(bad.stderr, /line 2: the line is not valid JSON/);
+  assert.match(bad.stderr, /line 2: the line: not valid JSON/);
   assert.throws(() => readFileSync(join(dir, 'never.jsonl')));
   assert.equal((await runBatch(join(dir, 'bad.jsonl'), join(dir, 'x.jsonl'))).status, 2, '--url is required');
   assert.equal((await runBatch(join(dir, 'missing.jsonl'), join(dir, 'x.jsonl'), '--url', engine.baseUrl)).status, 1);

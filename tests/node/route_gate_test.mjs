@@ -158,6 +158,15 @@ test('model "auto" routes by complexity: simple to the small pool, code or long 
   const large = await ask({ prompt: 'Once upon a time', max_tokens: 32 });
   assert.notEqual(large, small);
   assert.equal(await ask({ prompt: 'Fix this:\n```\nint x = y;\n```', max_tokens: 4 }), large);
+  // Outside bytes (issue 31): an aliased body nested 100,000 deep (its re-encoding once
+  // recursed that deep) and one holding invalid UTF-8 are answered, not fatal to the router.
+  for (const body of [`{"model": "auto", "max_tokens": 2, "prompt": ${'['.repeat(100000)}${']'.repeat(100000)}}`,
+                      Buffer.concat([Buffer.from('{"model": "auto", "max_tokens": 2, "prompt": "a'), Buffer.from([0xff]),
+                                     Buffer.from('"}')])]) {
+    const response = await fetch(`${r.baseUrl}/v1/completions`,
+                                 { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.ok(response.status >= 400 && response.status < 600, `status ${response.status}`);
+  }
   const text = await (await fetch(`${r.baseUrl}/metrics`)).text();
   assert.match(text, /surge_router_alias_routes_total\{alias="auto",pool="large",reason="code"\} 1/);
   assert.match(text, /surge_router_alias_routes_total\{alias="auto",pool="small",reason="simple"\} 2/);
