@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/json_access.h"
+
 namespace surge::api {
 
-std::string JsonTypeName(const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::number_float: return "a number";
-    default: return "an integer";
-  }
-}
+std::string JsonTypeName(const Json& value) { return json::TypeName(value); }
 
 std::optional<int64_t> AsInteger(const Json& value) {
   if (value.is_number_integer()) {

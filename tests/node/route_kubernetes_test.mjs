@@ -92,6 +92,9 @@ test('hostile API answers are counted; discovery, serving and scaling go on', as
   assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 1), 'the ready endpoint is a backend');
   const bad = makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.2' }], enginePort);
   bad.ports = [{ name: 'http', port: 4294967376 }];
+  // The endpoint can be routable from the initial list before the watch is open: lines written
+  // with no watch open would be lost.
+  assert.ok(await waitFor(async () => fake.watches.size > 0), 'the router watches the slices');
   for (const line of ['not json', `{"type":"ADDED","object":${'['.repeat(100000)}${']'.repeat(100000)}}`,
                       JSON.stringify({ type: 'MODIFIED', object: bad })]) {
     for (const w of fake.watches) w.res.write(line + '\n');
