@@ -6,15 +6,11 @@
 #include <string_view>
 
 #include "base/check.h"
-#include "base/yaml/yaml_to_json.h"
+#include "fuzz/fuzz_yaml.h"
 #include "router/route_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  surge::YamlLimits limits;
-  limits.max_bytes = 64 << 10;
-  limits.max_depth = 16;
-  limits.max_nodes = 5'000;
-  auto tree = surge::YamlToJson(std::string_view(reinterpret_cast<const char*>(data), size), limits);
+  auto tree = surge::fuzz::ParseFuzzYaml(data, size);
   if (!tree.ok()) return 0;
   auto config = surge::router::RouteConfigFromJson(*tree);
   if (!config.ok()) {

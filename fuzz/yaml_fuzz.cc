@@ -12,6 +12,7 @@
 
 #include "base/check.h"
 #include "base/yaml/yaml_to_json.h"
+#include "fuzz/fuzz_yaml.h"
 
 namespace {
 
@@ -31,10 +32,7 @@ void Measure(const nlohmann::json& tree, int32_t* depth, int64_t* num_nodes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  surge::YamlLimits limits;
-  limits.max_bytes = 64 << 10;
-  limits.max_depth = 16;
-  limits.max_nodes = 5'000;
+  const surge::YamlLimits limits = surge::fuzz::FuzzYamlLimits();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto tree = surge::YamlToJson(text, limits);
   if (!tree.ok()) {

@@ -21,18 +21,15 @@ async function numRoutable(baseUrl) {
   return (await (await fetch(`${baseUrl}/health`)).json()).num_routable_backends;
 }
 
-test('discovery follows the slice; --autoscale scales the Deployment', async () => {
+// The scripted API server over TLS, one `surge serve` behind a ready EndpointSlice, a
+// Deployment of 1, and `surge route --kubernetes --autoscale` (min 2) reading the kubeconfig
+// that writeKubeconfig(dir, apiPort) writes and returns the path of.
+async function startFleet(writeKubeconfig) {
   const dir = mkdtempSync(join(tmpdir(), 'route-kube-'));
-  const tls = makeTestCertificates(dir);
-  const fake = new FakeApiServer({ token: 's3cret', tls });
+  const fake = new FakeApiServer({ token: 's3cret', tls: makeTestCertificates(dir) });
   const port = await fake.listen();
   cleanups.push(() => fake.close());
-  const kubeconfig = join(dir, 'kubeconfig.json');
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
-    clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': join(dir, 'ca.crt') } }],
-    users: [{ name: 'u', user: { token: 's3cret' } }],
-    contexts: [{ name: 'test', context: { cluster: 'c', user: 'u', namespace: NS } }] }));
+  const kubeconfig = writeKubeconfig(dir, port);
   const engine = await startServer(SURGE, ['--threads', '1']);
   cleanups.push(() => stopServer(engine.proc));
   const enginePort = Number(new URL(engine.baseUrl).port);
@@ -45,6 +42,19 @@ test('discovery follows the slice; --autoscale scales the Deployment', async () 
     '--kubernetes', `${NS}/kubernetes.io/service-name=surge-engine`, '--kubernetes-deployment', 'surge-engine',
     '--autoscale', policy, '--health-interval-ms', '100'], { KUBECONFIG: kubeconfig });
   cleanups.push(() => new Promise((r) => { router.proc.once('exit', r); router.proc.kill('SIGTERM'); }));
+  return { fake, enginePort, router };
+}
+
+test('discovery follows the slice; --autoscale scales the Deployment', async () => {
+  const { fake, enginePort, router } = await startFleet((dir, port) => {
+    const kubeconfig = join(dir, 'kubeconfig.json');
+    writeFileSync(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
+      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': join(dir, 'ca.crt') } }],
+      users: [{ name: 'u', user: { token: 's3cret' } }],
+      contexts: [{ name: 'test', context: { cluster: 'c', user: 'u', namespace: NS } }] }));
+    return kubeconfig;
+  });
   assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 1), 'the ready endpoint is a backend');
   const response = await fetch(`${router.baseUrl}/v1/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
@@ -66,29 +76,17 @@ test('discovery follows the slice; --autoscale scales the Deployment', async () 
 // a Scale of 1e300 replicas are refused, counted and logged; the router keeps serving and,
 // once the API answers sanely again, scales as ever.
 test('hostile API answers are counted; discovery, serving and scaling go on', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'route-kube-'));
-  const fake = new FakeApiServer({ token: 's3cret', tls: makeTestCertificates(dir) });
-  const port = await fake.listen();
-  cleanups.push(() => fake.close());
-  const kubeconfig = join(dir, 'kubeconfig.yaml');
-  writeFileSync(kubeconfig, `current-context: t\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:${port}\n` +
-    `    certificate-authority: ca.crt\nusers:\n- name: u\n  user: {token: s3cret}\n` +
-    `contexts:\n- name: t\n  context: {cluster: c, user: u, namespace: ${NS}}\n`);
-  const engine = await startServer(SURGE, ['--threads', '1']);
-  cleanups.push(() => stopServer(engine.proc));
-  const enginePort = Number(new URL(engine.baseUrl).port);
-  fake.applySlice('ADDED', makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.1' }], enginePort));
-  fake.setDeployment(NS, 'surge-engine', 1);
-  const policy = join(dir, 'policy.json');
-  writeFileSync(policy, JSON.stringify({ interval: '200ms', pools: { default: {
-    min_replicas: 2, max_replicas: 4, targets: { queue_depth_per_replica: 4 } } } }));
+  // A YAML kubeconfig here (the other test's is JSON), with a CA path relative to it.
+  const { fake, enginePort, router } = await startFleet((dir, port) => {
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    writeFileSync(kubeconfig, `current-context: t\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:${port}\n` +
+      `    certificate-authority: ca.crt\nusers:\n- name: u\n  user: {token: s3cret}\n` +
+      `contexts:\n- name: t\n  context: {cluster: c, user: u, namespace: ${NS}}\n`);
+    return kubeconfig;
+  });
   const scalePath = `/apis/apps/v1/namespaces/${NS}/deployments/surge-engine/scale`;
-  const router = await startRouter(SURGE, [], [
-    '--kubernetes', `${NS}/kubernetes.io/service-name=surge-engine`, '--kubernetes-deployment', 'surge-engine',
-    '--autoscale', policy, '--health-interval-ms', '100'], { KUBECONFIG: kubeconfig });
   fake.rawAnswers.push({ method: 'GET', path: scalePath, status: 200, times: 1e9,
                          body: '{"kind":"Scale","spec":{"replicas":1e300}}' });
-  cleanups.push(() => new Promise((r) => { router.proc.once('exit', r); router.proc.kill('SIGTERM'); }));
   assert.ok(await waitFor(async () => await numRoutable(router.baseUrl) === 1), 'the ready endpoint is a backend');
   const bad = makeSlice(NS, 'surge-engine-abc', LABELS, [{ ip: '127.0.0.2' }], enginePort);
   bad.ports = [{ name: 'http', port: 4294967376 }];
