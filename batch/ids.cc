@@ -1,17 +1,13 @@
 #include "batch/ids.h"
 
 #include <chrono>
-#include <random>
+
+#include "base/crypto.h"
 
 namespace surge::batch {
 
 std::string NewId(std::string_view prefix) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 generator(std::random_device{}());
-  std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
-  std::string id(prefix);
-  for (int i = 0; i < 24; ++i) id += kAlphabet[pick(generator)];
-  return id;
+  return RandomId(prefix, 24, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
 }
 
 int64_t UnixNowSeconds() {

@@ -7,7 +7,7 @@
 
 namespace surge::batch {
 
-// `prefix` + 24 random letters and digits (from a per-thread generator seeded by the OS).
+// `prefix` + 24 random letters and digits (OpenSSL's CSPRNG: not guessable).
 std::string NewId(std::string_view prefix);
 // Unix time in seconds, as OpenAI's `created_at` and the other timestamps.
 int64_t UnixNowSeconds();

@@ -2,17 +2,9 @@
 
 #include "api/bearer_token.h"
 #include "api/error.h"
+#include "base/crypto.h"
 
 namespace surge {
-namespace {
-
-bool SameKey(std::string_view a, std::string_view b) {
-  unsigned char differ = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return differ == 0;
-}
-
-}  // namespace
 
 bool IsOpenRoute(std::string_view path, bool key_for_metrics) {
   return path == "/health" || path == "/ping" || (path == "/metrics" && !key_for_metrics);
@@ -24,7 +16,7 @@ bool HasValidApiKey(const std::vector<std::string>& keys, const net::HttpRequest
   if (header == nullptr) return false;
   const std::string_view token = api::BearerToken(*header);
   bool found = false;
-  for (const std::string& key : keys) found |= !token.empty() && SameKey(token, key);
+  for (const std::string& key : keys) found |= !token.empty() && ConstantTimeEquals(token, key);
   return found;
 }
 

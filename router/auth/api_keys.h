@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "api/error.h"
+#include "base/crypto.h"
 #include "base/status.h"
-#include "router/auth/sha256.h"
 #include "router/tiers/tier.h"
 
 namespace surge::router {

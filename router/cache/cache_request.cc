@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "router/auth/sha256.h"
+#include "base/crypto.h"
 
 namespace surge::router {
 namespace {

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <memory>
 
+#include "base/crypto.h"
 #include "base/logging.h"
-#include "router/auth/sha256.h"
 
 namespace surge::router {
 namespace {

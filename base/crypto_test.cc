@@ -1,12 +1,13 @@
-// SHA-256 against FIPS 180-4 / hashlib vectors (every padding boundary) and the
-// constant-time comparison's answers.
-#include "router/auth/sha256.h"
+// SHA-256 against FIPS 180-4 / hashlib vectors (every padding boundary), the constant-time
+// comparison's answers and the random ids' alphabet and spread.
+#include "base/crypto.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
-namespace surge::router {
+namespace surge {
 namespace {
 
 std::string Hex(const Sha256Digest& digest) {
@@ -53,7 +54,32 @@ TEST(Sha256Test, ConstantTimeEqualsAnswersCorrectly) {
     b[i] ^= static_cast<uint8_t>(1 << (i % 8));
     EXPECT_FALSE(ConstantTimeEquals(a, b)) << i;
   }
+  EXPECT_TRUE(ConstantTimeEquals(std::string_view("sk-one"), std::string_view("sk-one")));
+  EXPECT_FALSE(ConstantTimeEquals(std::string_view("sk-one"), std::string_view("sk-onf")));
+  EXPECT_FALSE(ConstantTimeEquals(std::string_view("sk-one"), std::string_view("sk-on")));
+}
+
+TEST(RandomIdTest, PrefixLengthAndAlphabet) {
+  const std::string id = RandomId("file-", 24, "abc");
+  ASSERT_EQ(id.size(), 29u);
+  EXPECT_EQ(id.substr(0, 5), "file-");
+  EXPECT_EQ(id.find_first_not_of("abc", 5), std::string::npos);
+  EXPECT_EQ(RandomId("x", 0, "ab"), "x");
+}
+
+// 2,000 ids of 24 characters from 62: a repeat or an unused character would mean a broken draw.
+TEST(RandomIdTest, IdsDifferAndUseTheWholeAlphabet) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::set<std::string> ids;
+  std::set<char> seen;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string id = RandomId("", 24, alphabet);
+    ids.insert(id);
+    seen.insert(id.begin(), id.end());
+  }
+  EXPECT_EQ(ids.size(), 2000u);
+  EXPECT_EQ(seen.size(), alphabet.size());
 }
 
 }  // namespace
-}  // namespace surge::router
+}  // namespace surge
