@@ -1,15 +1,15 @@
-// TimeZone: an IANA time zone read from its TZif file (RFC 8536), converting UTC instants to
-// local wall-clock time without touching the process's TZ (libstdc++ 12 has no chrono tzdb).
+// TimeZone: an IANA time zone read from its TZif file by cctz (Debian's libcctz-dev), converting
+// UTC instants to local wall-clock time without touching the process's TZ (libstdc++ 12 has no
+// chrono tzdb).
 #pragma once
 
+#include <cctz/time_zone.h>
+
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "autoscale/civil_time.h"
-#include "autoscale/posix_tz.h"
 #include "base/status.h"
 
 namespace surge::autoscale {
@@ -22,12 +22,11 @@ class TimeZone {
  public:
   // UTC, built in (no file needed).
   static TimeZone Utc();
-  // Reads `<zoneinfo_dir>/<name>`, e.g. "Europe/Berlin". The name must be a relative path of
-  // [A-Za-z0-9_+-] components (no "..", no leading '/'). NotFound for an unknown zone,
-  // DataLoss for a file that is not TZif or larger than kMaxTzifBytes.
+  // Reads `<zoneinfo_dir>/<name>`, e.g. "Europe/Berlin": the transitions, then the POSIX TZ
+  // footer rule past them. The name must be a relative path of [A-Za-z0-9_+-] components (no
+  // "..", no leading '/'). NotFound for an unknown zone, DataLoss for a file that is not TZif
+  // or larger than kMaxTzifBytes. cctz keeps each loaded zone for the process's life.
   static StatusOr<TimeZone> Load(std::string_view name, std::string_view zoneinfo_dir = kZoneinfoDir);
-  // Parses TZif bytes (version 1 to 4; the 64-bit data and footer of version 2+ when present).
-  static StatusOr<TimeZone> FromTzif(std::string_view name, std::string_view bytes);
 
   // Offset east of UTC in seconds at the instant.
   int32_t OffsetAt(int64_t unix_s) const;
@@ -39,10 +38,7 @@ class TimeZone {
 
  private:
   std::string name_ = "UTC";
-  std::vector<int64_t> transitions_s_;  // [num_transitions] ascending UTC instants
-  std::vector<int32_t> offsets_s_;      // [num_transitions] offset in force from each transition
-  int32_t initial_offset_s_ = 0;        // before the first transition (local time type 0)
-  std::optional<PosixTzRule> footer_;   // after the last transition
+  cctz::time_zone zone_ = cctz::utc_time_zone();
 };
 
 }  // namespace surge::autoscale

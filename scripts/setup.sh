@@ -14,6 +14,7 @@ APT_PACKAGES=(
   libhiredis-dev redis-server  # the response cache's Redis backend; tests start their own redis-server
   libsqlite3-dev  # the Batch API's durable store (batch/)
   libhnswlib-dev  # the semantic cache's HNSW index (header-only)
+  libcctz-dev  # IANA time zones of the autoscaler's schedules (autoscale/time_zone.h)
   librabbitmq-dev rabbitmq-server  # surge route --queue (queue/); tests start their own broker
 )
 
