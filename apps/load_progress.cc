@@ -6,7 +6,15 @@ namespace surge {
 
 LoadProgress::LoadProgress(std::FILE* out, std::string what, int num_stages)
     : out_(out), tty_(out != nullptr && isatty(fileno(out)) != 0), what_(std::move(what)), num_stages_(num_stages) {
-  if (tty_) ticker_ = std::thread([this] { Tick(); });
+  constexpr auto kRedraw = std::chrono::milliseconds(200);
+  if (!tty_) return;
+  ticker_.Start(
+      kRedraw,
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stage_ > 0) Draw(false);
+      },
+      kRedraw);
 }
 
 LoadProgress::~LoadProgress() { Done(); }
@@ -20,19 +28,11 @@ void LoadProgress::Stage(const std::string& name) {
 
 void LoadProgress::Done() {
   if (done_.exchange(true)) return;
-  if (ticker_.joinable()) ticker_.join();
+  ticker_.Stop();
   std::lock_guard<std::mutex> lock(mu_);
   stage_ = num_stages_;
   stage_name_ = "done";
   Draw(true);
-}
-
-void LoadProgress::Tick() {
-  while (!done_.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!done_.load() && stage_ > 0) Draw(false);
-  }
 }
 
 void LoadProgress::Draw(bool final_line) {

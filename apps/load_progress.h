@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
-#include <thread>
+
+#include "base/periodic_thread.h"
 
 namespace surge {
 
@@ -23,7 +24,6 @@ class LoadProgress {
 
  private:
   void Draw(bool final_line);  // mu_ held
-  void Tick();
 
   std::FILE* out_;
   const bool tty_;
@@ -34,7 +34,7 @@ class LoadProgress {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::mutex mu_;
   std::atomic<bool> done_{false};
-  std::thread ticker_;  // a terminal only: redraws the elapsed time
+  PeriodicThread ticker_;  // a terminal only: redraws the elapsed time
 };
 
 }  // namespace surge

@@ -42,29 +42,31 @@ void BatchRunner::OnAnswer(const DispatchedLine& line, const LineAnswer& answer)
     std::lock_guard<std::mutex> lock(mu_);
     answered_.push_back(std::move(result));
   }
-  cv_.notify_one();
+  thread_.Wake();
 }
 
 BatchRunner::~BatchRunner() { Stop(); }
 
-void BatchRunner::Start() { thread_ = std::thread([this] { Loop(); }); }
-
-void BatchRunner::Wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_one();
+void BatchRunner::Start() {
+  const PeriodicThread::Duration tick = std::chrono::milliseconds(options_.tick_ms);
+  thread_.Start(
+      tick,
+      [this] {
+        try {
+          Pass();
+        } catch (const std::exception& e) {  // outside any one batch (AdvanceOrFail catches those)
+          Count(options_.metrics.internal);
+          LOG(ERROR) << "batch: a pass threw: " << e.what();
+        }
+      },
+      tick);
 }
 
+void BatchRunner::Wake() { thread_.Wake(); }
+
 void BatchRunner::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-  }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.stopping()) return;
+  thread_.Stop();
   dispatcher_.Stop();
   if (Status status = CommitAnswers(); !status.ok()) {
     LOG(ERROR) << "batch: last commit: " << status.message();
@@ -72,24 +74,6 @@ void BatchRunner::Stop() {
 }
 
 int64_t BatchRunner::Now() const { return options_.now_s ? options_.now_s() : UnixNowSeconds(); }
-
-void BatchRunner::Loop() {
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms),
-                   [this] { return stopping_ || woken_ || !answered_.empty(); });
-      if (stopping_) return;
-      woken_ = false;
-    }
-    try {
-      Pass();
-    } catch (const std::exception& e) {  // outside any one batch (AdvanceOrFail catches those)
-      Count(options_.metrics.internal);
-      LOG(ERROR) << "batch: a pass threw: " << e.what();
-    }
-  }
-}
 
 void BatchRunner::Pass() {
   if (Status status = CommitAnswers(); !status.ok()) {

@@ -9,16 +9,15 @@
 // Cancels and expiry (completion_window, 24 h) are handled here too.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/periodic_thread.h"
 #include "base/status.h"
 #include "batch/batch_input.h"
 #include "batch/batch_store.h"
@@ -69,7 +68,6 @@ class BatchRunner {
     int64_t last_line_no = 0;  // lines up to here were handed to the dispatcher
     bool exhausted = false;    // the store had no pending line after last_line_no
   };
-  void Loop();
   void Pass();
   Status CommitAnswers();
   // Advance, with whatever it throws ending that batch failed (the runner goes on).
@@ -88,13 +86,10 @@ class BatchRunner {
   FileStore& files_;
   const RunnerOptions options_;
   std::mutex mu_;
-  std::condition_variable cv_;
   std::vector<LineResult> answered_;  // guarded by mu_: answers not yet committed
-  bool woken_ = false;                // guarded by mu_
-  bool stopping_ = false;             // guarded by mu_
   std::map<std::string, Cursor> cursors_;  // batch id -> cursor; runner thread only
   LineDispatcher dispatcher_;  // after what its callback touches
-  std::thread thread_;
+  PeriodicThread thread_;  // a Pass every tick, or at once when woken or answered
 };
 
 }  // namespace surge::batch

@@ -38,19 +38,15 @@ LineDispatcher::LineDispatcher(DispatchOptions options, OnDone on_done)
     : options_(std::move(options)),
       on_done_(std::move(on_done)),
       client_(std::make_unique<net::HttpClient>()),
-      window_(options_.max_in_flight),
-      thread_([this] { Run(); }) {}
+      window_(options_.max_in_flight) {
+  thread_.Start([this] { return Dispatch(); });
+}
 
 LineDispatcher::~LineDispatcher() { Stop(); }
 
 void LineDispatcher::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.stopping()) return;
+  thread_.Stop();
   client_.reset();  // in-flight requests end CANCELLED; OnAnswer drops them
 }
 
@@ -62,7 +58,7 @@ void LineDispatcher::Enqueue(std::vector<DispatchedLine> lines) {
       queue_.push_back({std::move(line)});
     }
   }
-  cv_.notify_all();
+  thread_.Wake();
 }
 
 void LineDispatcher::DropQueued(std::string_view owner) {
@@ -93,28 +89,26 @@ int LineDispatcher::window_limit() const {
 }
 
 // Moves retries that are due to the front of the queue, sends while the window has room,
-// and sleeps until the next retry is due or something changes.
-void LineDispatcher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    const Clock::time_point now = Clock::now();
-    Clock::time_point next_due = now + std::chrono::seconds(1);
-    for (auto it = backing_off_.begin(); it != backing_off_.end();) {
-      if (it->not_before <= now) {
-        queue_.push_front(std::move(*it));
-        it = backing_off_.erase(it);
-      } else {
-        next_due = std::min(next_due, it->not_before);
-        ++it;
-      }
+// and sleeps until the next retry is due or something changes (a Wake).
+PeriodicThread::Duration LineDispatcher::Dispatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point now = Clock::now();
+  Clock::time_point next_due = now + std::chrono::seconds(1);
+  for (auto it = backing_off_.begin(); it != backing_off_.end();) {
+    if (it->not_before <= now) {
+      queue_.push_front(std::move(*it));
+      it = backing_off_.erase(it);
+    } else {
+      next_due = std::min(next_due, it->not_before);
+      ++it;
     }
-    while (num_in_flight_ < window_.limit() && !queue_.empty()) {
-      Pending pending = std::move(queue_.front());
-      queue_.pop_front();
-      SendLocked(std::move(pending));
-    }
-    cv_.wait_until(lock, next_due);
   }
+  while (num_in_flight_ < window_.limit() && !queue_.empty()) {
+    Pending pending = std::move(queue_.front());
+    queue_.pop_front();
+    SendLocked(std::move(pending));
+  }
+  return next_due - now;
 }
 
 void LineDispatcher::SendLocked(Pending pending) {
@@ -158,7 +152,7 @@ void LineDispatcher::OnAnswer(Pending pending, LineAnswer answer, int64_t latenc
       backing_off_.push_back(std::move(pending));
     }
   }
-  cv_.notify_all();
+  thread_.Wake();
   if (retry) return;
   if (transport_failed) {
     LOG(WARNING) << "batch line " << pending.line.line.custom_id << " failed: " << answer.transport.message();

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -19,9 +18,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "base/periodic_thread.h"
 #include "batch/batch_json.h"
 #include "batch/batch_types.h"
 #include "batch/in_flight_window.h"
@@ -77,7 +76,8 @@ class LineDispatcher {
     int num_attempts = 0;
     std::chrono::steady_clock::time_point not_before{};
   };
-  void Run();
+  // One pass (mu_ taken inside); returns the wait until the next retry is due.
+  PeriodicThread::Duration Dispatch();
   void SendLocked(Pending pending);
   void OnAnswer(Pending pending, LineAnswer answer, int64_t latency_ms);
 
@@ -85,14 +85,12 @@ class LineDispatcher {
   const OnDone on_done_;
   std::unique_ptr<net::HttpClient> client_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<Pending> queue_;              // guarded by mu_; retries go to the front once due
   std::vector<Pending> backing_off_;       // guarded by mu_
   std::map<std::string, int64_t, std::less<>> outstanding_;  // guarded by mu_; owner -> lines
   InFlightWindow window_;                  // guarded by mu_
   int num_in_flight_ = 0;                  // guarded by mu_
-  bool stopping_ = false;                  // guarded by mu_
-  std::thread thread_;
+  PeriodicThread thread_;                  // woken by Enqueue and every answer
 };
 
 }  // namespace surge::batch

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "base/periodic_thread.h"
 #include "net/http_client.h"
 #include "net/url.h"
 #include "obs/alarms/prometheus_export.h"
@@ -25,26 +24,25 @@ constexpr int64_t kMaxBackoffMs = 30'000;
 class WebhookSender {
  public:
   explicit WebhookSender(AlarmAction action) : action_(std::move(action)), client_(net::HttpClientOptions{.connect_timeout_ms = action_.timeout.count()}) {
-    thread_ = std::thread([this] { Run(); });
+    thread_.Start([this] { return DeliverNext(); });
   }
   ~WebhookSender() {
     std::deque<Item> dropped;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
+      closed_ = true;
       dropped.swap(queue_);
     }
-    cv_.notify_all();
-    thread_.join();
+    thread_.Stop();
     for (Item& item : dropped) item.done(UnavailableError("shutting down before the POST"), "");
   }
 
   void Send(std::string body, ActionDone done) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!stopping_ && queue_.size() < kMaxQueued) {
+      if (!closed_ && queue_.size() < kMaxQueued) {
         queue_.push_back({std::move(body), std::move(done)});
-        cv_.notify_one();
+        thread_.Wake();
         return;
       }
     }
@@ -57,17 +55,15 @@ class WebhookSender {
     ActionDone done;
   };
 
-  void Run() {
+  // The oldest queued alert, if any; then at once again, or idle until Send wakes the thread.
+  PeriodicThread::Duration DeliverNext() {
     std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      Item item = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      Deliver(item);
-      lock.lock();
-    }
+    if (queue_.empty()) return std::chrono::hours(24);
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    Deliver(item);
+    return PeriodicThread::Duration::zero();
   }
 
   // One POST with retries; 2xx is success, 429 / 5xx / no answer are retried.
@@ -93,18 +89,14 @@ class WebhookSender {
     item.done(UnavailableError(last + " (POST " + action_.url + ")"), "");
   }
 
-  bool Backoff(int64_t ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return !cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
-  }
+  bool Backoff(int64_t ms) { return thread_.SleepFor(std::chrono::milliseconds(ms)); }
 
   const AlarmAction action_;
   net::HttpClient client_;
   std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<Item> queue_;  // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
-  std::thread thread_;
+  bool closed_ = false;     // guarded by mu_: the destructor has taken the queue
+  PeriodicThread thread_;
 };
 
 }  // namespace

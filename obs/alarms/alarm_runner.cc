@@ -86,7 +86,8 @@ StatusOr<std::unique_ptr<AlarmRunner>> AlarmRunner::Start(AlarmConfig config, Al
   for (const std::string& line : missing) std::fprintf(stderr, "%s: alarm %s\n", options.process_name.c_str(), line.c_str());
   std::unique_ptr<AlarmRunner> runner(new AlarmRunner(std::move(config), std::move(options)));
   runner->actions_ = std::move(actions);
-  runner->thread_ = std::thread([raw = runner.get()] { raw->Run(); });
+  runner->next_ms_ = UnixNowMs();
+  runner->thread_.Start([raw = runner.get()] { return raw->Tick(); });
   return runner;
 }
 
@@ -115,35 +116,22 @@ AlarmRunner::~AlarmRunner() {
   actions_.clear();
 }
 
-void AlarmRunner::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void AlarmRunner::Stop() { thread_.Stop(); }
 
 nlohmann::json AlarmRunner::ToJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   return evaluator_.ToJson();
 }
 
-void AlarmRunner::Run() {
+PeriodicThread::Duration AlarmRunner::Tick() {
   // Evaluations keep to a fixed cadence (start + k * interval, as Prometheus aligns its
   // rule groups), so that `for` and keep_firing_for compare exact multiples of it.
   const int64_t interval_ms = config_.interval.count();
-  int64_t next_ms = UnixNowMs();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
-    EvaluateOnce(next_ms);
-    next_ms += interval_ms;
-    const int64_t now_ms = UnixNowMs();
-    if (next_ms < now_ms) next_ms += (now_ms - next_ms) / interval_ms * interval_ms + interval_ms;  // fell behind
-    lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(next_ms - now_ms), [this] { return stopping_; });
-  }
+  EvaluateOnce(next_ms_);
+  next_ms_ += interval_ms;
+  const int64_t now_ms = UnixNowMs();
+  if (next_ms_ < now_ms) next_ms_ += (now_ms - next_ms_) / interval_ms * interval_ms + interval_ms;  // fell behind
+  return std::chrono::milliseconds(next_ms_ - now_ms);
 }
 
 void AlarmRunner::EvaluateOnce(int64_t now_ms) {

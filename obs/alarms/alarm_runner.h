@@ -6,17 +6,16 @@
 // scrape is the same read /metrics does, and actions must return at once (a webhook queues).
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "base/periodic_thread.h"
 #include "base/status.h"
 #include "obs/alarms/alarm_evaluator.h"
 #include "obs/metrics.h"
@@ -55,7 +54,8 @@ class AlarmRunner {
 
  private:
   AlarmRunner(AlarmConfig config, AlarmRunnerOptions options);
-  void Run();
+  // One evaluation; returns the wait until the next one on the fixed cadence.
+  PeriodicThread::Duration Tick();
   void EvaluateOnce(int64_t now_ms);
   void Dispatch(const AlertEvent& event);
   void OnActionDone(const AlertEvent& event, const Status& result, const std::string& detail);
@@ -69,10 +69,9 @@ class AlarmRunner {
   CounterFamily& action_results_;
   CounterFamily& evaluation_errors_;  // surge_alarm_evaluation_errors_total{alarm}
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   AlarmEvaluator evaluator_;  // guarded by mu_
-  bool stopping_ = false;     // guarded by mu_
-  std::thread thread_;
+  int64_t next_ms_ = 0;       // the next evaluation's time on the cadence; the thread's own
+  PeriodicThread thread_;
 };
 
 // Each metric a rule reads, checked against the TYPE lines of one scrape: INVALID_ARGUMENT

@@ -29,30 +29,22 @@ KvEventSubscriber::KvEventSubscriber(std::string base_url, BlockIndex& index, Kv
 KvEventSubscriber::~KvEventSubscriber() { Stop(); }
 
 void KvEventSubscriber::Start() {
-  CHECK(!thread_.joinable()) << "KvEventSubscriber::Start called twice";
   client_ = std::make_unique<net::HttpClient>();
-  thread_ = std::thread(&KvEventSubscriber::Run, this);
+  backoff_ms_ = options_.retry_initial_ms;
+  thread_.Start([this] { return Attempt(); });
 }
 
 void KvEventSubscriber::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
   client_.reset();  // cancels the stream; its callbacks have run when this returns
   connected_ = false;
 }
 
-void KvEventSubscriber::Run() {
-  int64_t backoff_ms = options_.retry_initial_ms;
-  for (;;) {
-    if (StreamOnce()) backoff_ms = options_.retry_initial_ms;  // it worked for a while
-    std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms), [&] { return stopping_; })) return;
-    backoff_ms = std::min(backoff_ms * 2, options_.retry_max_ms);
-  }
+PeriodicThread::Duration KvEventSubscriber::Attempt() {
+  if (StreamOnce()) backoff_ms_ = options_.retry_initial_ms;  // it worked for a while
+  const int64_t wait_ms = backoff_ms_;
+  backoff_ms_ = std::min(backoff_ms_ * 2, options_.retry_max_ms);
+  return std::chrono::milliseconds(wait_ms);
 }
 
 // Body bytes of a 200 stream: every complete event is parsed and applied. False drops
@@ -101,8 +93,7 @@ bool KvEventSubscriber::StreamOnce() {
       std::unique_lock lock(exchange->mu);
       if (exchange->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return exchange->done; })) break;
     }
-    std::lock_guard lock(mu_);
-    if (stopping_) break;
+    if (thread_.stopping()) break;
   }
   return exchange->applied;
 }

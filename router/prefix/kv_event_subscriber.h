@@ -6,15 +6,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
+#include "base/periodic_thread.h"
 #include "base/status.h"
 #include "router/prefix/block_index.h"
 
@@ -53,7 +51,8 @@ class KvEventSubscriber {
 
  private:
   struct Exchange;
-  void Run();
+  // One connection, then the back-off before the next (doubling up to retry_max_ms).
+  PeriodicThread::Duration Attempt();
   // Streams until the connection ends or Stop; true when it applied a batch.
   bool StreamOnce();
   bool OnData(Exchange& exchange, std::string_view data);
@@ -63,12 +62,10 @@ class KvEventSubscriber {
   const KvEventSubscriberOptions options_;
   const std::function<void(const KvEventBatch&)> on_batch_;
   std::unique_ptr<net::HttpClient> client_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  int64_t backoff_ms_ = 0;  // the thread's own
   std::atomic<bool> connected_{false};
   std::atomic<int64_t> num_connects_{0};
+  PeriodicThread thread_;
 };
 
 }  // namespace surge::router
