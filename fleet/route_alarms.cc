@@ -1,4 +1,4 @@
-#include "apps/route_alarms.h"
+#include "fleet/route_alarms.h"
 
 #include "obs/alarm_webhook/webhook_action.h"
 

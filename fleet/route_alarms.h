@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "apps/route_autoscaler.h"
+#include "fleet/route_autoscaler.h"
 #include "obs/alarms/alarm_runner.h"
 #include "router/gateway.h"
 #include "router/workers/worker_supervisor.h"

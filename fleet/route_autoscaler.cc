@@ -1,4 +1,4 @@
-#include "apps/route_autoscaler.h"
+#include "fleet/route_autoscaler.h"
 
 #include <chrono>
 #include <cstdio>
@@ -25,7 +25,8 @@ StatusOr<std::unique_ptr<RouteAutoscaler>> RouteAutoscaler::Start(autoscale::Aut
     }
   }
   std::unique_ptr<RouteAutoscaler> scaler(new RouteAutoscaler(std::move(config), gateway, std::move(actuator)));
-  scaler->thread_ = std::thread([raw = scaler.get()] { raw->Run(); });
+  const PeriodicThread::Duration interval = scaler->config_.interval;
+  scaler->thread_.Start(interval, [raw = scaler.get()] { raw->Step(); }, interval);
   return scaler;
 }
 
@@ -57,23 +58,7 @@ RouteAutoscaler::RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gate
 
 RouteAutoscaler::~RouteAutoscaler() { Stop(); }
 
-void RouteAutoscaler::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void RouteAutoscaler::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, config_.interval, [this] { return stopping_; })) {
-    lock.unlock();
-    Step();
-    lock.lock();
-  }
-}
+void RouteAutoscaler::Stop() { thread_.Stop(); }
 
 bool RouteAutoscaler::Polices(const std::string& pool) const {
   for (const autoscale::PoolConfig& policed : config_.pools) {

@@ -7,15 +7,14 @@
 // leaves the gateway first (in-flight requests finish), then SIGTERM lets the engine finish.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "autoscale/autoscaler.h"
+#include "base/periodic_thread.h"
 #include "obs/metrics.h"
 #include "router/gateway.h"
 
@@ -55,7 +54,6 @@ class RouteAutoscaler {
 
  private:
   RouteAutoscaler(autoscale::AutoscaleConfig config, router::Gateway& gateway, std::unique_ptr<ScaleActuator> actuator);
-  void Run();
   void Step();
   void StepPool(autoscale::PoolAutoscaler& pool, autoscale::Instant now);
   autoscale::PoolMetrics Sample(const std::string& pool);
@@ -73,10 +71,8 @@ class RouteAutoscaler {
   obs::CounterFamily& errors_;  // per pool and op: resize, step
   autoscale::Instant last_step_{};  // the cost integral's previous point
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
   std::set<std::string> scale_up_requests_;  // guarded by mu_; taken by the next Step
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace surge

@@ -1,4 +1,4 @@
-#include "apps/route_embeddings.h"
+#include "fleet/route_embeddings.h"
 
 #include <cstdio>
 

@@ -1,15 +1,15 @@
-#include "apps/route_kubernetes.h"
+#include "fleet/route_kubernetes.h"
 
 #include <cstdio>
 
-#include "autoscale/kubernetes/deployment_scaler.h"
-#include "autoscale/kubernetes/kube_client.h"
+#include "fleet/kubernetes/deployment_scaler.h"
+#include "fleet/kubernetes/kube_client.h"
 #include "router/route_config.h"
 
 namespace surge {
 namespace {
 
-using autoscale::k8s::KubeClient;
+using k8s::KubeClient;
 
 StatusOr<std::pair<std::string, std::string>> SplitTarget(const std::string& target) {
   const size_t slash = target.find('/');
@@ -21,10 +21,10 @@ StatusOr<std::pair<std::string, std::string>> SplitTarget(const std::string& tar
 
 class KubernetesActuator final : public ScaleActuator {
  public:
-  explicit KubernetesActuator(autoscale::k8s::DeploymentScaler scaler) : scaler_(std::move(scaler)) {}
+  explicit KubernetesActuator(k8s::DeploymentScaler scaler) : scaler_(std::move(scaler)) {}
   bool Scales(const std::string& pool) const override { return pool == router::kDefaultPool; }
   int NumPending(const std::string&, int num_ready) override {
-    StatusOr<autoscale::k8s::DeploymentScale> scale = scaler_.Get();
+    StatusOr<k8s::DeploymentScale> scale = scaler_.Get();
     return scale.ok() ? std::max(0, scale->spec_replicas - num_ready) : 0;
   }
   Status Resize(const std::string&, int num_replicas, autoscale::CapacityClasses&, autoscale::Instant) override {
@@ -32,18 +32,18 @@ class KubernetesActuator final : public ScaleActuator {
   }
 
  private:
-  autoscale::k8s::DeploymentScaler scaler_;
+  k8s::DeploymentScaler scaler_;
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<autoscale::k8s::EndpointSliceWatcher>> StartKubernetesDiscovery(const KubernetesFlags& flags,
+StatusOr<std::unique_ptr<k8s::EndpointSliceWatcher>> StartKubernetesDiscovery(const KubernetesFlags& flags,
                                                                                         router::Gateway& gateway) {
   StatusOr<std::pair<std::string, std::string>> target = SplitTarget(flags.target);
   if (!target.ok()) return target.status();
-  StatusOr<autoscale::k8s::KubeClientConfig> config = autoscale::k8s::DefaultConfig();
+  StatusOr<k8s::KubeClientConfig> config = k8s::DefaultConfig();
   if (!config.ok()) return config.status().WithContext("--kubernetes");
-  autoscale::k8s::EndpointSliceWatcherOptions options;
+  k8s::EndpointSliceWatcherOptions options;
   options.kube_namespace = target->first;
   options.label_selector = target->second;
   options.port_name = flags.port_name;
@@ -60,7 +60,7 @@ StatusOr<std::unique_ptr<autoscale::k8s::EndpointSliceWatcher>> StartKubernetesD
       }
     }
   };
-  auto watcher = std::make_unique<autoscale::k8s::EndpointSliceWatcher>(KubeClient(std::move(config).value()),
+  auto watcher = std::make_unique<k8s::EndpointSliceWatcher>(KubeClient(std::move(config).value()),
                                                                         options, on_change);
   if (Status status = watcher->Start(); !status.ok()) return status.WithContext("--kubernetes");
   return watcher;
@@ -72,10 +72,10 @@ StatusOr<std::unique_ptr<ScaleActuator>> MakeKubernetesActuator(const Kubernetes
   if (flags.deployment.empty()) {
     return InvalidArgumentError("--autoscale with --kubernetes needs --kubernetes-deployment NAME (the engines')");
   }
-  StatusOr<autoscale::k8s::KubeClientConfig> config = autoscale::k8s::DefaultConfig();
+  StatusOr<k8s::KubeClientConfig> config = k8s::DefaultConfig();
   if (!config.ok()) return config.status().WithContext("--kubernetes");
-  autoscale::k8s::DeploymentScaler scaler(KubeClient(std::move(config).value()), target->first, flags.deployment);
-  if (StatusOr<autoscale::k8s::DeploymentScale> scale = scaler.Get(); !scale.ok()) {
+  k8s::DeploymentScaler scaler(KubeClient(std::move(config).value()), target->first, flags.deployment);
+  if (StatusOr<k8s::DeploymentScale> scale = scaler.Get(); !scale.ok()) {
     return scale.status().WithContext("--kubernetes-deployment " + flags.deployment);
   }
   return std::unique_ptr<ScaleActuator>(std::make_unique<KubernetesActuator>(std::move(scaler)));

@@ -1,4 +1,4 @@
-#include "apps/worker_actuator.h"
+#include "fleet/worker_actuator.h"
 
 #include <cstdio>
 #include <deque>

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "apps/route_autoscaler.h"
+#include "fleet/route_autoscaler.h"
 
 namespace surge {
 

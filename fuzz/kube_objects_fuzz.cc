@@ -1,5 +1,5 @@
 // libFuzzer target: the Kubernetes API server's answers as the autoscaler and discovery read
-// them (autoscale/kubernetes/kube_objects.cc, compiled into this target alone). Byte 0 picks
+// them (fleet/kubernetes/kube_objects.cc, compiled into this target alone). Byte 0 picks
 // the reader, ('0'..'4' in the seeds; (byte 0 - '0') % 5): 0 ParseScale (GET/PUT .../scale), 1 StatusMessage (a non-200 Status
 // error), 2 ReadyEndpointUrls (one EndpointSlice), 3 ParseSliceList (the list), 4
 // ParseWatchEvent (one watch line). Errors are Statuses, never exceptions; what is accepted
@@ -10,12 +10,12 @@
 #include <string_view>
 #include <vector>
 
-#include "autoscale/kubernetes/kube_objects.h"
+#include "fleet/kubernetes/kube_objects.h"
 #include "base/check.h"
 
 namespace {
 
-using namespace surge::autoscale::k8s;  // NOLINT: one target, one namespace
+using namespace surge::k8s;  // NOLINT: one target, one namespace
 
 // "http://HOST:PORT" with PORT in [1, 65535].
 void CheckUrls(const std::vector<std::string>& urls) {

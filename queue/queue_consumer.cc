@@ -50,7 +50,8 @@ QueueConsumer::QueueConsumer(QueueOptions options)
   dispatcher_ = std::make_unique<batch::LineDispatcher>(
       batch::DispatchOptions{.base_url = options_.base_url, .max_in_flight = options_.max_in_flight},
       [this](const batch::DispatchedLine& line, const batch::LineAnswer& answer) { OnAnswer(line, answer); });
-  thread_ = std::thread([this] { Run(); });
+  backoff_ms_ = kFirstBackoffMs;
+  thread_.Start([this] { return Connect(); });
 }
 
 // On the dispatcher's thread. ReplyBody reads the answer through json_access and does not
@@ -71,30 +72,24 @@ void QueueConsumer::OnAnswer(const batch::DispatchedLine& line, const batch::Lin
 QueueConsumer::~QueueConsumer() { Stop(); }
 
 void QueueConsumer::Stop() {
-  stopping_ = true;
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
   if (dispatcher_) dispatcher_->Stop();
 }
 
-void QueueConsumer::Run() {
-  int64_t backoff_ms = kFirstBackoffMs;
-  while (!stopping_) {
-    StatusOr<std::unique_ptr<AmqpConnection>> connection = AmqpConnection::Open(options_.url);
-    Status status = connection.status();
-    try {
-      if (connection.ok()) status = Serve(**connection);
-    } catch (const std::exception& e) {  // outside any one delivery (those are caught in OnDeliveryOrReject)
-      status = InternalError(std::string("the consumer threw: ") + e.what());
-    }
-    if (stopping_) break;
-    if (connection.ok() && status.code() != StatusCode::kInvalidArgument) backoff_ms = kFirstBackoffMs;
-    LOG(WARNING) << "queue: " << status.message() << "; reconnecting in " << backoff_ms << " ms";
-    connection = Status(InternalError("closed"));  // drop the connection before waiting
-    for (int64_t waited = 0; waited < backoff_ms && !stopping_; waited += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    backoff_ms = std::min(kMaxBackoffMs, backoff_ms * 2);
+PeriodicThread::Duration QueueConsumer::Connect() {
+  StatusOr<std::unique_ptr<AmqpConnection>> connection = AmqpConnection::Open(options_.url);
+  Status status = connection.status();
+  try {
+    if (connection.ok()) status = Serve(**connection);
+  } catch (const std::exception& e) {  // outside any one delivery (those are caught in OnDeliveryOrReject)
+    status = InternalError(std::string("the consumer threw: ") + e.what());
   }
+  if (thread_.stopping()) return PeriodicThread::Duration::zero();  // no run follows a Stop
+  if (connection.ok() && status.code() != StatusCode::kInvalidArgument) backoff_ms_ = kFirstBackoffMs;
+  LOG(WARNING) << "queue: " << status.message() << "; reconnecting in " << backoff_ms_ << " ms";
+  const int64_t wait_ms = backoff_ms_;  // the connection is dropped on return, before the wait
+  backoff_ms_ = std::min(kMaxBackoffMs, backoff_ms_ * 2);
+  return std::chrono::milliseconds(wait_ms);
 }
 
 // One connection's life: declare, consume, and alternate between deliveries and answers.
@@ -105,7 +100,7 @@ Status QueueConsumer::Serve(AmqpConnection& connection) {
   RETURN_IF_ERROR(connection.DeclareQueues(options_.queue_name, dead_name));
   RETURN_IF_ERROR(connection.Consume(options_.queue_name, options_.prefetch));
   LOG(INFO) << "queue: consuming " << options_.queue_name << " on " << options_.url.host << ":" << options_.url.port;
-  while (!stopping_) {
+  while (!thread_.stopping()) {
     StatusOr<Event> event = connection.Next(kPollMs);
     if (!event.ok()) return event.status();
     if (event->received) RETURN_IF_ERROR(OnDeliveryOrReject(connection, std::move(*event->received)));

@@ -8,15 +8,14 @@
 // (100 ms doubling to 5 s) when the broker goes away.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "base/periodic_thread.h"
 #include "batch/line_dispatcher.h"
 #include "queue/amqp_url.h"
 #include "queue/dedup_window.h"
@@ -63,7 +62,8 @@ class QueueConsumer {
     std::string key;
     std::string reply;
   };
-  void Run();
+  // One connection's life, then the back-off before the next (doubling to kMaxBackoffMs).
+  PeriodicThread::Duration Connect();
   Status Serve(AmqpConnection& connection);
   // OnDelivery; a delivery whose handling throws is rejected without requeue, so that it is
   // dead-lettered once instead of redelivered for ever.
@@ -81,9 +81,9 @@ class QueueConsumer {
   std::map<uint64_t, uint64_t> acks_after_confirm_;  // publish sequence -> delivery to ack; consumer thread
   std::mutex mu_;
   std::deque<Answer> answers_;   // guarded by mu_: from the dispatcher's thread
-  std::atomic<bool> stopping_{false};
+  int64_t backoff_ms_ = 0;      // consumer thread only
   std::unique_ptr<batch::LineDispatcher> dispatcher_;
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace surge::queue

@@ -122,7 +122,7 @@ struct RouteConfig {
     double sample_ratio = 1.0;
     std::string service_name = "surge-route";
   } tracing;
-  // Engines discovered on Kubernetes (apps/route_kubernetes.h): the ready endpoints of the
+  // Engines discovered on Kubernetes (fleet/route_kubernetes.h): the ready endpoints of the
   // EndpointSlices `target` ("NAMESPACE/SELECTOR") matches, in the default pool; off when
   // empty. Config section "kubernetes": {"target", "port_name", "deployment"}.
   struct Kubernetes {

@@ -1,8 +1,8 @@
-#include "autoscale/kubernetes/deployment_scaler.h"
+#include "fleet/kubernetes/deployment_scaler.h"
 
 #include "base/json_access.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 Status HttpError(const std::string& what, const net::HttpResponse& response) {
@@ -52,4 +52,4 @@ StatusOr<DeploymentScale> DeploymentScaler::SetReplicas(int replicas) {
   }
 }
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "autoscale/kubernetes/kube_client.h"
-#include "autoscale/kubernetes/kube_objects.h"
+#include "fleet/kubernetes/kube_client.h"
+#include "fleet/kubernetes/kube_objects.h"
 #include "base/status.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 
 class DeploymentScaler {
  public:
@@ -34,4 +34,4 @@ class DeploymentScaler {
   int num_conflicts_ = 0;
 };
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -1,12 +1,12 @@
-#include "autoscale/kubernetes/endpoint_slice_watcher.h"
+#include "fleet/kubernetes/endpoint_slice_watcher.h"
 
 #include <chrono>
 #include <exception>
 
-#include "autoscale/kubernetes/kube_objects.h"
+#include "fleet/kubernetes/kube_objects.h"
 #include "base/logging.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 // One watch event (an EndpointSlice of a few hundred endpoints is ~100 KB); a longer line
@@ -33,13 +33,14 @@ std::string EndpointSliceWatcher::CollectionPath() const {
 Status EndpointSliceWatcher::Start() {
   if (options_.kube_namespace.empty()) return InvalidArgumentError("EndpointSliceWatcher: no namespace");
   RETURN_IF_ERROR(List());
-  thread_ = std::thread([this] { Run(); });
+  backoff_ms_ = options_.initial_backoff_ms;
+  thread_.Start([this] { return WatchOnce(); });
   return OkStatus();
 }
 
 void EndpointSliceWatcher::Stop() {
   stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
 }
 
 void EndpointSliceWatcher::Refuse(std::string_view what, const Status& why) {
@@ -141,23 +142,17 @@ Status EndpointSliceWatcher::ListAndWatch(bool* relist) {
   }
 }
 
-void EndpointSliceWatcher::Run() {
-  int64_t backoff_ms = options_.initial_backoff_ms;
-  bool relist = false;
-  while (!stop_) {
-    Status status = ListAndWatch(&relist);
-    if (stop_) break;
-    if (status.ok()) {  // the server ended the watch (timeoutSeconds) or asked for a re-list
-      backoff_ms = options_.initial_backoff_ms;
-      continue;
-    }
-    // A failed list or watch: wait, then try again from where we were (a stale
-    // resourceVersion then draws a 410 and a re-list).
-    for (int64_t waited_ms = 0; waited_ms < backoff_ms && !stop_; waited_ms += 10) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+PeriodicThread::Duration EndpointSliceWatcher::WatchOnce() {
+  const Status status = ListAndWatch(&relist_);
+  if (stop_ || status.ok()) {  // the server ended the watch (timeoutSeconds) or asked for a re-list
+    backoff_ms_ = options_.initial_backoff_ms;
+    return PeriodicThread::Duration::zero();
   }
+  // A failed list or watch: wait, then try again from where we were (a stale
+  // resourceVersion then draws a 410 and a re-list).
+  const int64_t wait_ms = backoff_ms_;
+  backoff_ms_ = std::min(backoff_ms_ * 2, options_.max_backoff_ms);
+  return std::chrono::milliseconds(wait_ms);
 }
 
 void EndpointSliceWatcher::SetSlice(const std::string& name, std::set<std::string> urls) {
@@ -209,4 +204,4 @@ std::string EndpointSliceWatcher::resource_version() const {
   return resource_version_;
 }
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

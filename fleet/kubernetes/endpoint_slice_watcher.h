@@ -10,14 +10,14 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
-#include "autoscale/kubernetes/kube_client.h"
-#include "autoscale/kubernetes/kube_objects.h"
+#include "fleet/kubernetes/kube_client.h"
+#include "fleet/kubernetes/kube_objects.h"
+#include "base/periodic_thread.h"
 #include "base/status.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 
 struct EndpointSliceWatcherOptions {
   std::string kube_namespace{};  // required
@@ -71,7 +71,9 @@ class EndpointSliceWatcher {
   void Replace(std::map<std::string, std::set<std::string>> slices);
   void Report(const std::set<std::string>& before);
   std::set<std::string> AllUrls() const;  // mu_ held
-  void Run();
+  // One watch (after a re-list when asked), then the wait before the next: none after a
+  // clean end, a doubling back-off after a failure.
+  PeriodicThread::Duration WatchOnce();
   Status ListAndWatch(bool* relist);  // a re-list when *relist, then one watch
   std::string CollectionPath() const;
 
@@ -81,11 +83,13 @@ class EndpointSliceWatcher {
   mutable std::mutex mu_;
   std::map<std::string, std::set<std::string>> slices_;  // slice name -> its ready URLs; mu_
   std::string resource_version_;                         // mu_
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false};  // also ends a watch in progress (KubeClient::Stream polls it)
   std::atomic<int64_t> num_lists_{0};
   std::atomic<int64_t> num_watches_{0};
   std::atomic<int64_t> num_refused_{0};
-  std::thread thread_;
+  int64_t backoff_ms_ = 0;  // the watch thread's own
+  bool relist_ = false;     // the watch thread's own
+  PeriodicThread thread_;
 };
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -16,14 +16,14 @@
 #include <thread>
 #include <vector>
 
-#include "autoscale/kubernetes/deployment_scaler.h"
-#include "autoscale/kubernetes/endpoint_slice_watcher.h"
-#include "autoscale/kubernetes/kube_client.h"
+#include "fleet/kubernetes/deployment_scaler.h"
+#include "fleet/kubernetes/endpoint_slice_watcher.h"
+#include "fleet/kubernetes/kube_client.h"
 #include "base/check.h"
 
 extern char** environ;
 
-namespace surge::autoscale::k8s::testing_util {
+namespace surge::k8s::testing_util {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -54,7 +54,7 @@ inline std::string ReadText(const fs::path& path) {
 class FakeApiServer {
  public:
   FakeApiServer() {
-    char pattern[] = "/tmp/autoscale_k8s_test.XXXXXX";
+    char pattern[] = "/tmp/k8s_test.XXXXXX";
     dir_ = mkdtemp(pattern);
     int in[2], out[2];
     CHECK_EQ(pipe(in), 0);
@@ -139,4 +139,4 @@ class KubernetesTest : public ::testing::Test {
   FakeApiServer fake_;
 };
 
-}  // namespace surge::autoscale::k8s::testing_util
+}  // namespace surge::k8s::testing_util

@@ -1,8 +1,8 @@
-#include "autoscale/kubernetes/kube_client.h"
+#include "fleet/kubernetes/kube_client.h"
 
 #include "autoscale/read_file.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 
 std::string QueryEscape(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -21,7 +21,7 @@ StatusOr<net::HttpHeaders> KubeClient::Headers() const {
   net::HttpHeaders headers{{"Accept", "application/json"}, {"User-Agent", "surge-autoscale/1"}};
   std::string token = config_.token;
   if (!config_.token_file.empty()) {
-    ASSIGN_OR_RETURN(token, ReadBoundedFile(config_.token_file, 1 << 20, "token"));
+    ASSIGN_OR_RETURN(token, autoscale::ReadBoundedFile(config_.token_file, 1 << 20, "token"));
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
   }
   if (!token.empty()) headers.Add("Authorization", "Bearer " + token);
@@ -50,4 +50,4 @@ StatusOr<net::HttpResponse> KubeClient::Stream(std::string_view path_and_query, 
   return net::StreamFetch(request, config_.tls, callbacks, cancel);
 }
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -12,7 +12,7 @@
 #include "net/http_types.h"
 #include "net/stream_fetch.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 
 inline constexpr std::string_view kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -70,4 +70,4 @@ class KubeClient {
 // selector in a query string ("app=surge,tier in (a,b)").
 std::string QueryEscape(std::string_view text);
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -1,12 +1,12 @@
 // Where KubeClient's configuration comes from: a pod's service account, or a kubeconfig (YAML or JSON).
 #include <filesystem>
 
-#include "autoscale/kubernetes/kube_client.h"
+#include "fleet/kubernetes/kube_client.h"
 #include "autoscale/read_file.h"
 #include "base/json_access.h"
 #include "base/yaml/yaml_to_json.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 using json::Json;
@@ -15,7 +15,7 @@ constexpr size_t kMaxConfigBytes = 4 << 20;
 constexpr int kMaxConfigDepth = 64;
 
 StatusOr<std::string> ReadSmall(const std::string& path, const std::string& what) {
-  return ReadBoundedFile(path, kMaxConfigBytes, what);
+  return autoscale::ReadBoundedFile(path, kMaxConfigBytes, what);
 }
 
 // The named entry of a kubeconfig list ("clusters", "users", "contexts"): {name, KEY: {...}},
@@ -194,4 +194,4 @@ StatusOr<KubeClientConfig> DefaultConfig() {
   return InClusterConfig();
 }
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -1,10 +1,10 @@
-#include "autoscale/kubernetes/kube_objects.h"
+#include "fleet/kubernetes/kube_objects.h"
 
 #include <limits>
 
 #include "base/json_access.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 using json::Json;
@@ -188,4 +188,4 @@ StatusOr<WatchEvent> ParseWatchEvent(std::string_view line, std::string_view por
   return event;
 }
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

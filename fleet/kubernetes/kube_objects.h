@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 
 struct DeploymentScale {
   int spec_replicas = 0;    // what was asked for
@@ -61,4 +61,4 @@ struct WatchEvent {
 };
 StatusOr<WatchEvent> ParseWatchEvent(std::string_view line, std::string_view port_name, std::string_view scheme);
 
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

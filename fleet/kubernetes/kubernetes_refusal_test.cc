@@ -1,9 +1,9 @@
 // Hostile or broken answers from the Kubernetes API and hostile kubeconfigs (issue 31): each is
 // a clear error or a refused-and-counted object, never an exception, undefined behaviour or a
 // silently wrong value, and the client goes on working.
-#include "autoscale/kubernetes/fake_api_server.h"
+#include "fleet/kubernetes/fake_api_server.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 using namespace testing_util;  // NOLINT: the shared fixture and helpers
@@ -134,4 +134,4 @@ TEST(KubeConfigRefusalTest, HostileKubeconfigsAreErrorsNamingTheField) {
 }
 
 }  // namespace
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

@@ -2,9 +2,9 @@
 // checked against @kubernetes/client-node), run as a node process serving https with a CA
 // it makes: configuration (kubeconfig, in-cluster), discovery following slices coming and
 // going, re-list on 410, reconnects, and scale calls with their shape and 409 retries.
-#include "autoscale/kubernetes/fake_api_server.h"
+#include "fleet/kubernetes/fake_api_server.h"
 
-namespace surge::autoscale::k8s {
+namespace surge::k8s {
 namespace {
 
 using namespace testing_util;  // NOLINT: the shared fixture and helpers
@@ -242,4 +242,4 @@ TEST_F(KubernetesTest, ScaleCallsHaveTheRightShapeAndRetryConflicts) {
 }
 
 }  // namespace
-}  // namespace surge::autoscale::k8s
+}  // namespace surge::k8s

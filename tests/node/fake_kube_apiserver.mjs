@@ -3,7 +3,7 @@
 // of apps/v1 Deployment scale subresources (autoscaling/v1 Scale; GET, PUT with optimistic
 // concurrency and 409 Conflict, merge / strategic-merge / JSON patch). Scripted through
 // /_fake/* endpoints. Checked against @kubernetes/client-node in kube_fake_client_test.mjs;
-// the C++ clients in autoscale/kubernetes/ are tested against it.
+// the C++ clients in fleet/kubernetes/ are tested against it.
 //
 // As a process: node fake_kube_apiserver.mjs [--tls-dir DIR] [--token T] serves https with
 // a CA and a certificate for IP 127.0.0.1 it makes in DIR (ca.crt, server.crt, server.key),
