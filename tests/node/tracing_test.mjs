@@ -332,13 +332,18 @@ describe('collector down', () => {
   test('a collector that never answers does not slow requests down', async () => {
     const sockets = [];
     const hanging = createServer(() => {});  // reads the POST, never answers
-    hanging.on('connection', (socket) => sockets.push(socket));
+    let exporterGaveUp = false;  // the exporter closed its hanging POST (its 5 s timeout)
+    hanging.on('connection', (socket) => {
+      sockets.push(socket);
+      socket.on('close', () => { exporterGaveUp = true; });
+    });
     await new Promise((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${hanging.address().port}/v1/traces`;
     const server = await startServer(SURGE, ['--otlp-endpoint', url]);
     try {
       // The first batch goes out 1 s after the first span and then hangs in its POST (5 s
-      // timeout): requests made meanwhile must take their usual few milliseconds.
+      // timeout): requests made meanwhile must complete while that POST is still open, i.e.
+      // without waiting for the exporter (a wall-clock bound would fail on a loaded machine).
       const first = await completion(server.baseUrl);
       assert.equal(first.status, 200);
       await new Promise((resolve) => setTimeout(resolve, 1300));
@@ -346,8 +351,8 @@ describe('collector down', () => {
       for (let i = 0; i < 5; ++i) {
         const result = await completion(server.baseUrl);
         assert.equal(result.status, 200);
-        assert.ok(result.e2eMs < 1000, `request ${i} took ${result.e2eMs} ms`);
       }
+      assert.ok(!exporterGaveUp, 'the requests completed only after the exporter gave up on the collector');
     } finally {
       assert.equal(await stopServer(server.proc), 0);
       for (const socket of sockets) socket.destroy();
