@@ -29,7 +29,9 @@ const routers = [];
 
 before(async () => {
   [engine, embeddings] = await Promise.all([startServer(SURGE, ['--threads', '1']), startEmbeddingsServer()]);
-  router = await startRouter(SURGE, [engine.baseUrl], ['--cache', 'memory', '--semantic', '--embeddings-url', embeddings.url]);
+  router = await startRouter(SURGE, [engine.baseUrl], ['--cache', 'memory', '--semantic', '--embeddings-url', embeddings.url,
+    // a timed-out embedding is a miss by design; on a loaded test machine that is not what is tested here
+    '--embeddings-timeout-ms', '10000']);
   routers.push(router);
 });
 
@@ -138,7 +140,8 @@ test('redis: a new router rebuilds its semantic index from the stored vectors', 
     const port = await freePort();
     const redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     try {
-      const args = ['--cache', `redis://127.0.0.1:${port}`, '--semantic', '--embeddings-url', embeddings.url];
+      const args = ['--cache', `redis://127.0.0.1:${port}`, '--semantic', '--embeddings-url', embeddings.url,
+                    '--embeddings-timeout-ms', '10000'];
       for (let i = 0; i < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; ++i) {
         await new Promise((resolve) => setTimeout(resolve, 50));  // until redis-server listens
       }

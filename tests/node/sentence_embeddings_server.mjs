@@ -25,6 +25,7 @@ async function readBody(req) {
 // Resolves with {url (the /v1 base), port, close(), numCalls()}.
 export async function startEmbeddingsServer(port = 0) {
   const model = await initModel(modelSource);
+  await model.embed(['warm up']);  // TF.js builds its kernels on the first call: ready means fast
   let numCalls = 0;
   const server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') return sendJson(res, 404, { error: { message: 'not found' } });
