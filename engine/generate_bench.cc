@@ -29,9 +29,9 @@
 #include <thread>
 
 #include "base/check.h"
-#include "engine/draft_proposer.h"
-#include "engine/mtp_proposer.h"
 #include "engine/engine.h"
+#include "engine/spec_decode/draft_proposer.h"
+#include "engine/spec_decode/mtp_proposer.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
