@@ -1,8 +1,9 @@
 #include "apps/speculative_flags.h"
 
 #include "base/logging.h"
-#include "engine/draft_proposer.h"
-#include "engine/mtp_proposer.h"
+#include "engine/spec_decode/draft_proposer.h"
+#include "engine/spec_decode/mtp_proposer.h"
+#include "engine/spec_decode/ngram_proposer.h"
 
 namespace surge {
 

@@ -1,6 +1,6 @@
 // Speculative decoding's flags (--speculative, --num-speculative-tokens,
 // --speculative-max-decodes, --ngram-min/--ngram-max, --draft-model, --draft-quantize) and
-// what they build: the proposer the engine takes (engine/speculative.h), with the draft
+// what they build: the proposer the engine takes (engine/spec_decode/proposer.h), with the draft
 // model it may own. Shared by `surge serve` and `surge generate`.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include "base/flags.h"
 #include "base/status.h"
 #include "engine/engine.h"
-#include "engine/speculative.h"
+#include "engine/spec_decode/proposer.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
 

@@ -12,13 +12,15 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/sampler.h"
+#include "engine/sampling_params.h"
 
 namespace surge {
 
 class CompiledGrammar;  // engine/constraint: immutable, shared by the requests that use it
 
-using RequestId = uint64_t;
+// One request, for its life in one engine; ids are never reused. A type of its own, so that
+// it is never mixed up with a sequence id, a token or a count.
+enum class RequestId : uint64_t {};
 
 enum class FinishReason { kStop, kLength, kAbort };
 const char* FinishReasonName(FinishReason reason);  // "stop", "length", "abort"
@@ -60,7 +62,7 @@ struct EngineRequest {
   // Set: an embedding request -- prefill only, at its priority, batched with the rest;
   // nothing is sampled (n must be 1, no logprobs or constraint; sampling and stop are not
   // used) and the final output carries the pooled embedding. Its KV blocks are held only
-  // while it prefills, and it bypasses the prefix cache (engine/engine.cc says why).
+  // while it prefills, and it bypasses the prefix cache (engine/output_processor.cc says why).
   std::optional<PoolingKind> embed;
   // The pooled vector scaled to unit length (OpenAI's embeddings are; a sentence encoder
   // without a Normalize module is not).

@@ -214,7 +214,7 @@ TEST_F(EngineTest, CancelFreesBlocksAtTheNextStep) {
   EXPECT_LT(rest.num_completion_tokens, 400);
   ExpectNoLeaks(*engine);           // stats are published before the stream hears of the abort
   engine->Cancel((*stream)->id());  // finished: ignored
-  engine->Cancel(12345);            // unknown: ignored
+  engine->Cancel(RequestId{12345});  // unknown: ignored
   EXPECT_EQ(Run(*engine, Greedy({1, 400}, 3)).choices.at(0).token_ids.size(), 3u);
 }
 

@@ -29,9 +29,9 @@
 #include <thread>
 
 #include "base/check.h"
-#include "engine/draft_proposer.h"
-#include "engine/mtp_proposer.h"
 #include "engine/engine.h"
+#include "engine/spec_decode/draft_proposer.h"
+#include "engine/spec_decode/mtp_proposer.h"
 #include "kernels/thread_pool.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
@@ -285,7 +285,7 @@ void BM_DecodeStep(benchmark::State& state) {
     const SequenceChunk chunk{0, context, 0, tables[s]};
     const int32_t last = context - 1;
     std::vector<float> logits(vocab);
-    model.Forward({prompt, {&chunk, 1}, {&last, 1}}, kv, logits);
+    model.Run({prompt, {&chunk, 1}, {&last, 1}}, kv, logits);
   }
   std::vector<int32_t> tokens(num_seqs), rows(num_seqs);
   std::vector<SequenceChunk> chunks(num_seqs);
@@ -295,7 +295,7 @@ void BM_DecodeStep(benchmark::State& state) {
     chunks[s] = {s, 1, context, tables[s]};  // rewrites position `context` each step
   }
   std::vector<float> logits(num_seqs * vocab);
-  for (auto _ : state) model.Forward({tokens, chunks, rows}, kv, logits);
+  for (auto _ : state) model.Run({tokens, chunks, rows}, kv, logits);
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(num_seqs) * state.iterations(), benchmark::Counter::kIsRate);
   Describe(state, model);

@@ -21,8 +21,8 @@ RequestOutput Delta(int32_t index, int32_t token, std::string text, bool finishe
 }
 
 TEST(RequestChannelTest, PollMergesEverythingPushedSinceTheLastPoll) {
-  RequestChannel channel(7, nullptr);
-  EXPECT_EQ(channel.id(), 7u);
+  RequestChannel channel(RequestId{7}, nullptr);
+  EXPECT_EQ(channel.id(), RequestId{7});
   EXPECT_FALSE(channel.Poll().has_value());
   channel.Push(Delta(0, 1, "a"));
   channel.Push(Delta(1, 2, "b"));
@@ -39,7 +39,7 @@ TEST(RequestChannelTest, PollMergesEverythingPushedSinceTheLastPoll) {
 }
 
 TEST(RequestChannelTest, PromptLogprobsAppendAndTheEmbeddingSurvivesAMerge) {
-  RequestChannel channel(1, nullptr);
+  RequestChannel channel(RequestId{1}, nullptr);
   RequestOutput first;
   first.prompt_logprobs = {{5, -1.0f, "a", {}}};
   RequestOutput second;
@@ -57,7 +57,7 @@ TEST(RequestChannelTest, PromptLogprobsAppendAndTheEmbeddingSurvivesAMerge) {
 }
 
 TEST(RequestChannelTest, NothingAfterTheFinalOutput) {
-  RequestChannel channel(1, nullptr);
+  RequestChannel channel(RequestId{1}, nullptr);
   channel.Push(Delta(0, 1, "a", /*finished=*/true));
   channel.Push(Delta(0, 2, "late"));  // dropped
   RequestOutput output = channel.Wait();
@@ -70,7 +70,7 @@ TEST(RequestChannelTest, NothingAfterTheFinalOutput) {
 TEST(RequestChannelTest, NotifyRunsWithoutTheLockSoItMayPoll) {
   std::shared_ptr<RequestChannel> channel;
   int num_polled = 0;
-  channel = std::make_shared<RequestChannel>(1, [&] {
+  channel = std::make_shared<RequestChannel>(RequestId{1}, [&] {
     if (channel->Poll().has_value()) ++num_polled;
   });
   channel->Push(Delta(0, 1, "a"));
@@ -79,7 +79,7 @@ TEST(RequestChannelTest, NotifyRunsWithoutTheLockSoItMayPoll) {
 }
 
 TEST(RequestChannelTest, ConsumerOnAnotherThreadSeesEveryToken) {
-  RequestChannel channel(1, nullptr);
+  RequestChannel channel(RequestId{1}, nullptr);
   constexpr int kNumTokens = 2000;
   std::thread producer([&] {
     for (int i = 0; i < kNumTokens; ++i) channel.Push(Delta(0, i, "x", i == kNumTokens - 1));

@@ -1,7 +1,8 @@
 // RequestLimits: the bounds of an EngineRequest's numeric fields as one table -- each
 // limit with its name (as the OpenAI API names the field), its bounds and the message a
-// request outside them gets. Engine::Validate checks every request against it, so `surge
-// generate` and `surge serve` refuse the same requests with the same words.
+// request outside them gets. ValidateRequest (request_validation.h) checks every request
+// against it, so `surge generate` and `surge serve` refuse the same requests with the
+// same words.
 #pragma once
 
 #include <cstdint>

@@ -32,10 +32,10 @@ TEST(RequestQueueTest, TakeSleepsUntilInputOrClose) {
   RequestQueue queue(8);
   std::vector<std::unique_ptr<RequestState>> requests;
   std::vector<RequestId> cancels;
-  std::thread client([&] { queue.Cancel(42); });
+  std::thread client([&] { queue.Cancel(RequestId{42}); });
   EXPECT_TRUE(queue.Take(/*wait=*/true, requests, cancels));
   client.join();
-  EXPECT_EQ(cancels, std::vector<RequestId>{42});
+  EXPECT_EQ(cancels, std::vector<RequestId>{RequestId{42}});
   std::thread closer([&] { queue.Close(); });
   EXPECT_FALSE(queue.Take(/*wait=*/true, requests, cancels));
   closer.join();

@@ -6,12 +6,12 @@
 namespace surge {
 namespace {
 
-TokenLogprob ToOutput(const TokenLogProbs& logprobs) {
+TokenLogprob ToOutput(const PositionLogProbs& logprobs) {
   TokenLogprob out;
   out.token = logprobs.chosen.token;
   out.logprob = logprobs.chosen.logprob;
   out.top.reserve(logprobs.top.size());
-  for (const TokenLogProb& entry : logprobs.top) out.top.emplace_back(entry.token, entry.logprob);
+  for (const ScoredToken& entry : logprobs.top) out.top.emplace_back(entry.token, entry.logprob);
   return out;
 }
 
@@ -75,7 +75,7 @@ void RequestState::SetArrivalTime(double seconds) {
   for (auto& choice : choices_) choice->seq.arrival_time_s = seconds;
 }
 
-bool RequestState::AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs) {
+bool RequestState::AppendToken(Choice& choice, int32_t token, const PositionLogProbs* logprobs) {
   choice.seq.token_ids.push_back(token);
   choice.sampler.Accept(token);
   const bool complete = choice.constraint.Accept(vocabulary_, token);
@@ -117,7 +117,7 @@ bool RequestState::Finish(Choice& choice, FinishReason reason) {
   return true;
 }
 
-void RequestState::AddPromptLogprob(int32_t position, const TokenLogProbs& logprobs) {
+void RequestState::AddPromptLogprob(int32_t position, const PositionLogProbs& logprobs) {
   if (position != next_prompt_logprob_position_) return;
   ++next_prompt_logprob_position_;
   prompt_logprobs_.push_back(ToOutput(logprobs));

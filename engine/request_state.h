@@ -70,11 +70,11 @@ class RequestState {
   // the text), a stop string (the text before it is emitted, the rest never), a complete
   // constrained output ("stop"), max_tokens. `logprobs` may be null.
   // Returns true when the choice has finished; the caller then frees its sequence.
-  bool AppendToken(Choice& choice, int32_t token, const TokenLogProbs* logprobs);
+  bool AppendToken(Choice& choice, int32_t token, const PositionLogProbs* logprobs);
 
   // prompt_logprobs requests: the score of the prompt token at `position`. A position seen
   // before (computed again after a preemption) is not sent twice.
-  void AddPromptLogprob(int32_t position, const TokenLogProbs& logprobs);
+  void AddPromptLogprob(int32_t position, const PositionLogProbs& logprobs);
   // Ends every unfinished choice with `reason` (a prompt-only request: max_tokens 0).
   void FinishAll(FinishReason reason);
 
@@ -112,6 +112,23 @@ class RequestState {
   std::vector<TokenLogprob> prompt_logprobs_; // scored since the last output
   std::unique_ptr<EmbeddingPooler> pooler_;  // embedding requests only
   std::vector<float> embedding_;             // [hidden_size] once FinishEmbedding ran
+};
+
+// The requests with news for the next publish, each listed once (RequestState::touched;
+// whoever takes the list clears the flags).
+class TouchedRequests {
+ public:
+  void Add(RequestState& request) {
+    if (request.touched) return;
+    request.touched = true;
+    requests_.push_back(&request);
+  }
+  std::span<RequestState* const> requests() const { return requests_; }
+  bool empty() const { return requests_.empty(); }
+  void Clear() { requests_.clear(); }
+
+ private:
+  std::vector<RequestState*> requests_;
 };
 
 }  // namespace surge

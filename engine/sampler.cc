@@ -5,13 +5,10 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 namespace surge {
 namespace {
 
-// vLLM's _SAMPLING_EPS: temperatures below it are treated as greedy.
-constexpr double kGreedyTemperature = 1e-5;
 // Top-p first buckets the candidates by (max_logit - logit) / T, a quarter nat per bucket
 // (weights within 1.28x), over the 16 nats below the max; the nucleus rarely reaches
 // further, and when it does every candidate stays in the search.
@@ -19,16 +16,6 @@ constexpr size_t kTopPBuckets = 64;
 constexpr float kTopPBucketsPerNat = 4.0f;
 // Below this many candidates the top-p quickselect just sorts.
 constexpr size_t kTopPSortSize = 32;
-
-std::string Format(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-Status OutOfRange(const char* name, const char* range, double value) {
-  return InvalidArgumentError(std::string(name) + " must be " + range + ", got " + Format(value));
-}
 
 // First index of the largest logit: ties go to the lowest id; NaNs are never chosen
 // over a number. (A plain loop: std::max_element measured 2.5x slower here.)
@@ -51,32 +38,6 @@ uint64_t RandomSeed() {
 }
 
 }  // namespace
-
-Status SamplingParams::Validate() const {
-  // Written as !(in range) so that NaN fails too.
-  if (!(temperature >= 0 && std::isfinite(temperature))) {
-    return OutOfRange("temperature", ">= 0", temperature);
-  }
-  if (top_k < -1) return OutOfRange("top_k", "-1 or 0 (off) or positive", top_k);
-  if (!(top_p > 0 && top_p <= 1)) return OutOfRange("top_p", "in (0, 1]", top_p);
-  if (!(min_p >= 0 && min_p <= 1)) return OutOfRange("min_p", "in [0, 1]", min_p);
-  if (!(repetition_penalty > 0 && std::isfinite(repetition_penalty))) {
-    return OutOfRange("repetition_penalty", "> 0", repetition_penalty);
-  }
-  if (!(presence_penalty >= -2 && presence_penalty <= 2)) {
-    return OutOfRange("presence_penalty", "in [-2, 2]", presence_penalty);
-  }
-  if (!(frequency_penalty >= -2 && frequency_penalty <= 2)) {
-    return OutOfRange("frequency_penalty", "in [-2, 2]", frequency_penalty);
-  }
-  for (const auto& [token, bias] : logit_bias) {
-    if (token < 0) return OutOfRange("logit_bias token", ">= 0", token);
-    if (!(bias >= -100 && bias <= 100)) return OutOfRange("logit_bias", "in [-100, 100]", bias);
-  }
-  return OkStatus();
-}
-
-bool SamplingParams::greedy() const { return temperature < kGreedyTemperature; }
 
 // --- TokenCounts ---
 
@@ -357,7 +318,7 @@ double SequenceSampler::ApplyTopP(float max_logit, double total,
 // --- Log-probabilities ---
 
 void ComputeLogProbs(std::span<const float> logits, int32_t token, int32_t num_top,
-                     TokenLogProbs* out) {
+                     PositionLogProbs* out) {
   CHECK(token >= 0 && size_t(token) < logits.size());
   const float max_logit = *std::max_element(logits.begin(), logits.end());
   double sum = 0.0;
@@ -366,14 +327,14 @@ void ComputeLogProbs(std::span<const float> logits, int32_t token, int32_t num_t
   out->chosen = {token, static_cast<float>(logits[token] - log_z)};
 
   // A heap of the best num_top seen so far with the worst on top: O(vocab log num_top).
-  const auto better = [](const TokenLogProb& a, const TokenLogProb& b) {
+  const auto better = [](const ScoredToken& a, const ScoredToken& b) {
     return a.logprob > b.logprob || (a.logprob == b.logprob && a.token < b.token);
   };
   const size_t num_keep = std::min<size_t>(std::max(num_top, 0), logits.size());
-  std::vector<TokenLogProb>& top = out->top;
+  std::vector<ScoredToken>& top = out->top;
   top.clear();
   for (size_t i = 0; i < logits.size() && num_keep > 0; ++i) {
-    TokenLogProb entry{static_cast<int32_t>(i), logits[i]};
+    ScoredToken entry{static_cast<int32_t>(i), logits[i]};
     if (top.size() < num_keep) {
       top.push_back(entry);
       std::push_heap(top.begin(), top.end(), better);
@@ -384,7 +345,7 @@ void ComputeLogProbs(std::span<const float> logits, int32_t token, int32_t num_t
     }
   }
   std::sort_heap(top.begin(), top.end(), better);
-  for (TokenLogProb& entry : top) entry.logprob = static_cast<float>(entry.logprob - log_z);
+  for (ScoredToken& entry : top) entry.logprob = static_cast<float>(entry.logprob - log_z);
 }
 
 }  // namespace surge

@@ -35,24 +35,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/sampling_params.h"
 
 namespace surge {
-
-struct SamplingParams {
-  double temperature = 1.0;         // 0: greedy
-  int32_t top_k = -1;               // -1 or 0: off
-  double top_p = 1.0;               // (0, 1]; 1: off
-  double min_p = 0.0;               // [0, 1]; 0: off
-  double repetition_penalty = 1.0;  // > 0; 1: off
-  double presence_penalty = 0.0;    // [-2, 2], as OpenAI
-  double frequency_penalty = 0.0;   // [-2, 2], as OpenAI
-  std::optional<uint64_t> seed;     // absent: seeded from std::random_device
-  std::vector<std::pair<int32_t, float>> logit_bias;  // (token >= 0, bias in [-100, 100])
-
-  // InvalidArgument naming the first parameter out of range.
-  Status Validate() const;
-  bool greedy() const;
-};
 
 // A token still in play while one row is sampled.
 struct SamplerCandidate {
@@ -134,21 +119,23 @@ class SequenceSampler {
   SamplerScratch own_scratch_;  // for the one-argument Sample; empty until then
 };
 
-// Log-probability of one token under a distribution, for OpenAI `logprobs`.
-struct TokenLogProb {
+// Log-probability of one token under a distribution, for OpenAI `logprobs`. The engine's
+// working form; what a client receives is TokenLogprob (engine_client.h), with the text.
+struct ScoredToken {
   int32_t token = 0;
   float logprob = 0.0f;
 };
 
-struct TokenLogProbs {
-  TokenLogProb chosen;
-  std::vector<TokenLogProb> top;  // most likely first, ties to the lower id
+// One position's scores: the token taken and the most likely alternatives.
+struct PositionLogProbs {
+  ScoredToken chosen;
+  std::vector<ScoredToken> top;  // most likely first, ties to the lower id
 };
 
 // log_softmax(logits) at `token`, plus the `num_top` most likely tokens. OpenAI and vLLM
 // report the model's raw distribution, so pass the logits as the model produced them
 // (before Sample rewrites them). Reuses out->top's capacity: no allocation once warm.
 void ComputeLogProbs(std::span<const float> logits, int32_t token, int32_t num_top,
-                     TokenLogProbs* out);
+                     PositionLogProbs* out);
 
 }  // namespace surge

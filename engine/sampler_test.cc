@@ -312,7 +312,7 @@ TEST(SamplerTest, TokenCountsGrow) {
 
 TEST(SamplerTest, LogProbs) {
   const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 3.0f};
-  TokenLogProbs out;
+  PositionLogProbs out;
   ComputeLogProbs(logits, 2, 3, &out);
   const double z = std::log(std::exp(1.0) + 2 * std::exp(3.0) + std::exp(2.0));
   EXPECT_EQ(out.chosen.token, 2);

@@ -42,7 +42,7 @@ struct Sequence {
   RequestState* request = nullptr;  // owner; null in scheduler tests
   int32_t choice_index = 0;
   // Speculative decoding: tokens proposed to follow token_ids, for the next step to verify
-  // in the same pass as its decode (engine/speculative.h). Unverified, so never part of
+  // in the same pass as its decode (engine/spec_decode/proposer.h). Unverified, so never part of
   // token_ids or of a cached block; cleared by Scheduler::Update.
   std::vector<int32_t> draft_token_ids;
   int32_t num_speculative_tokens = 0;  // the proposal length this sequence is allowed now

@@ -17,7 +17,7 @@ KvCacheManager::KvCacheManager(const KvLayout& layout, int32_t num_blocks,
       idle_since_(num_blocks, 0.0) {
   CHECK_GT(block_size_, 0);
   CHECK_GT(num_blocks, 0);
-  CHECK_GE(options_.ttl_seconds, 0);
+  CHECK_GE(options_.ttl_s, 0);
 }
 
 int32_t KvCacheManager::NumBlocksFor(int64_t num_tokens) const {
@@ -150,11 +150,11 @@ void KvCacheManager::CommitComputed() {
 }
 
 void KvCacheManager::ReleaseIdleBlocks() {
-  if (options_.ttl_seconds <= 0) return;
+  if (options_.ttl_s <= 0) return;
   const double now = Now();
   // The LRU is ordered by the time each block was freed: stop at the first young one.
   while (std::optional<BlockId> block = pool_.OldestCachedFree()) {
-    if (now - idle_since_[*block] < options_.ttl_seconds) return;
+    if (now - idle_since_[*block] < options_.ttl_s) return;
     Record(PrefixCacheEvent::Kind::kEvicted, index_.hash(*block));
     index_.Erase(*block);
     pool_.SetCached(*block, false);
@@ -206,7 +206,7 @@ void KvCacheManager::Truncate(SequenceId seq, int32_t num_tokens) {
 void KvCacheManager::Free(SequenceId seq) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
-  const double now = options_.ttl_seconds > 0 ? Now() : 0.0;
+  const double now = options_.ttl_s > 0 ? Now() : 0.0;
   // Last block first: the pool's LIFO free stack then hands the front blocks out first,
   // and the LRU evicts a prefix's tail before its head (which more requests share).
   const std::vector<BlockId>& blocks = it->second.blocks;

@@ -32,7 +32,7 @@ using SequenceId = int64_t;
 struct PrefixCacheOptions {
   bool enabled = true;
   // Cached blocks that no sequence has held for this long are released (0: never).
-  double ttl_seconds = 0;
+  double ttl_s = 0;
   // The first block's parent hash. It must cover everything besides the tokens that
   // changes a block's K/V (model, KV dtype, a LoRA adapter...): one cache serves one model
   // and one dtype today, so 0; per-request salts would be mixed in here.

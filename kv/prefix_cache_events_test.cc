@@ -73,7 +73,7 @@ TEST(PrefixCacheEventsTest, EvictedWhenTheSpaceIsReused) {
 TEST(PrefixCacheEventsTest, ExpiryIsAnEviction) {
   double now = 0;
   PrefixCacheOptions options = Recording();
-  options.ttl_seconds = 10;
+  options.ttl_s = 10;
   options.clock = [&] { return now; };
   KvCacheManager kv(TinyKvLayout(4), 4, options);
   ASSERT_TRUE(kv.Allocate(1, ConsecutiveTokens(4, 7), 4));

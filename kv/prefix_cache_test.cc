@@ -178,7 +178,7 @@ TEST(PrefixCacheTest, ConcurrentSequencesShareAPrefixByReferenceCount) {
 TEST(PrefixCacheTest, IdleBlocksExpireAfterTheTtl) {
   double now = 1000;
   PrefixCacheOptions options;
-  options.ttl_seconds = 60;
+  options.ttl_s = 60;
   options.clock = [&] { return now; };
   KvCacheManager kv(TinyKvLayout(4), 8, options);
   ASSERT_TRUE(kv.Allocate(1, ConsecutiveTokens(9, 100), 9));
@@ -272,7 +272,7 @@ TEST(PrefixCacheTest, RandomScenarioAgainstAShadowOfTheContents) {
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   double now = 0;
   PrefixCacheOptions options;
-  options.ttl_seconds = 8;
+  options.ttl_s = 8;
   options.clock = [&] { return now; };
   KvCacheManager kv(TinyKvLayout(kBlockSize), kNumBlocks, options);
   std::vector<std::vector<int32_t>> shadow(kNumBlocks, std::vector<int32_t>(kBlockSize, -1));

@@ -32,7 +32,7 @@ PrefixId PrefixIndex::AddPending(BlockId block, uint64_t hash, PrefixId parent,
                                  std::span<const int32_t> tokens) {
   CHECK(entries_[block].state == State::kNone) << "block " << block << " is already in the index";
   CHECK_EQ(static_cast<int32_t>(tokens.size()), block_size_);
-  entries_[block] = {State::kPending, hash, next_id_++, parent};
+  entries_[block] = {State::kPending, hash, PrefixId{next_id_++}, parent};
   std::copy(tokens.begin(), tokens.end(), tokens_.begin() + static_cast<ptrdiff_t>(block) * block_size_);
   pending_.push_back(block);
   return entries_[block].id;
@@ -69,7 +69,7 @@ std::string PrefixIndex::CheckInvariants() const {
   for (BlockId block = 0; block < static_cast<BlockId>(entries_.size()); ++block) {
     const Entry& entry = entries_[block];
     if (entry.state == State::kNone) continue;
-    if (entry.id == kRootPrefix || entry.id >= next_id_ || !ids.insert(entry.id).second) {
+    if (entry.id == kRootPrefix || static_cast<uint64_t>(entry.id) >= next_id_ || !ids.insert(entry.id).second) {
       return "block " + std::to_string(block) + " has a bad or duplicate prefix id";
     }
     if (entry.state != State::kRegistered) continue;

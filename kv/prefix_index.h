@@ -19,8 +19,8 @@ namespace surge {
 
 // Identifies one registered content (a prefix ending with a full block). Never reused; 0
 // is the empty prefix, the parent of every first block.
-using PrefixId = uint64_t;
-inline constexpr PrefixId kRootPrefix = 0;
+enum class PrefixId : uint64_t {};
+inline constexpr PrefixId kRootPrefix{0};
 
 class PrefixIndex {
  public:
@@ -66,7 +66,7 @@ class PrefixIndex {
   struct Entry {
     State state = State::kNone;
     uint64_t hash = 0;
-    PrefixId id = 0;
+    PrefixId id{};
     PrefixId parent = kRootPrefix;
   };
 
@@ -75,7 +75,7 @@ class PrefixIndex {
   std::vector<int32_t> tokens_;   // [num_blocks, block_size]: each entry's token ids
   std::unordered_map<uint64_t, BlockId> by_hash_;  // registered blocks only
   std::vector<BlockId> pending_;  // blocks made pending since the last Commit (may repeat)
-  PrefixId next_id_ = 1;
+  uint64_t next_id_ = 1;  // the next PrefixId
 };
 
 }  // namespace surge

@@ -1,5 +1,5 @@
-// RunState: the forward pass's scratch buffers (llama2.c's RunState), sized for the
-// largest batch seen so far: grown when a bigger batch comes, never shrunk, so that a
+// ForwardActivations: the forward pass's scratch buffers (llama2.c's RunState), sized for
+// the largest batch seen so far: grown when a bigger batch comes, never shrunk, so that a
 // steady workload allocates nothing per step.
 #pragma once
 
@@ -63,7 +63,8 @@ struct MoeActivations {
   std::vector<float> routed;          // [num_tokens, hidden_size]: weighted expert sum
 };
 
-struct RunState {
+// All of one executor's buffers.
+struct ForwardActivations {
   Activations act;
   MlaActivations mla;  // MLA models only
   MoeActivations moe;  // MoE models only

@@ -102,7 +102,7 @@ void RunSteps(Model& model, std::vector<Sequence>& seqs, const std::vector<Step>
       }
     }
     std::vector<float> logits(rows.size() * vocab);
-    model.Forward({tokens, chunks, rows}, kv, logits);
+    model.Run({tokens, chunks, rows}, kv, logits);
     auto row = logits.begin();
     for (auto [s, n] : step) {
       seqs[s].logits.insert(seqs[s].logits.end(), row, row + n * vocab);

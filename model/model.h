@@ -1,7 +1,7 @@
 // Model: the CPU executor of a Llama / Qwen2 / Qwen3 / DeepSeek V2-V3 decoder. It owns the
 // weights (model/model_weights.h: linear layers in f32, bf16, int8 or int4; embeddings,
-// norms and routers in f32) that WeightLoader fills (model/weight_loader.h), the run state
-// (model/activations.h), and runs the forward pass (model/forward_pass.h) over a flat batch
+// norms and routers in f32) that WeightLoader fills (model/weight_loader.h), the activations
+// (model/activations.h), and runs the forward pass (model/model_forward.h) over a flat batch
 // of tokens from many sequences, with K/V (or MLA's latent) kept in a paged KvStorage. A
 // layer's attention is GQA or MLA and its MLP dense or MoE; the skeleton (embedding,
 // pre-norm residual blocks, final norm, lm_head) is shared.
@@ -62,13 +62,8 @@ class Model final : public ModelExecutor {
   // the batch is well formed (ids in the vocabulary, every token in exactly one
   // sequence, block tables cover the positions, outputs sized right). Not thread-safe:
   // the activations are reused (grown to the largest batch seen, never shrunk).
-  void Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
-               std::span<float> hidden = {});
-  // ModelExecutor: the same as Forward.
   void Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
-           std::span<float> hidden = {}) override {
-    Forward(batch, kv, logits, hidden);
-  }
+           std::span<float> hidden = {}) override;
 
  private:
   Model(ModelConfig config, ThreadPool* pool, const LoadOptions& options);
@@ -80,7 +75,7 @@ class Model final : public ModelExecutor {
   std::unique_ptr<ThreadPool> owned_pool_;  // only when Load got no pool
   ThreadPool* pool_;
   ModelWeights weights_;
-  RunState state_;
+  ForwardActivations activations_;
   std::unique_ptr<MtpModule> mtp_;  // LoadOptions::load_mtp only; reads weights_.embed_tokens
 };
 

@@ -8,7 +8,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
-#include "model/forward_pass.h"
+#include "model/model_forward.h"
 #include "model/model.h"
 
 namespace surge {
@@ -18,18 +18,18 @@ void RunForwardPass(const ForwardContext& context, const ForwardBatch& batch, Kv
   ForwardPass(context).Run(batch, kv, logits, hidden);
 }
 
-void Model::Forward(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
-                    std::span<float> hidden) {
-  RunForwardPass({config_, options_.mla_mode, weights_, state_, pool_}, batch, kv, logits, hidden);
+void Model::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
+                std::span<float> hidden) {
+  RunForwardPass({config_, options_.mla_mode, weights_, activations_, pool_}, batch, kv, logits, hidden);
 }
 
 ForwardPass::ForwardPass(const ForwardContext& context)
     : config_(context.config),
       mla_mode_(context.mla_mode),
       weights_(context.weights),
-      act_(context.state.act),
-      mla_act_(context.state.mla),
-      moe_act_(context.state.moe),
+      act_(context.activations.act),
+      mla_act_(context.activations.mla),
+      moe_act_(context.activations.moe),
       pool_(context.pool) {}
 
 void ForwardPass::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,

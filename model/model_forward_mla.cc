@@ -14,7 +14,7 @@
 #include "kernels/ops.h"
 #include "kernels/rope.h"
 #include "kernels/vec_ops.h"
-#include "model/forward_pass.h"
+#include "model/model_forward.h"
 
 namespace surge {
 namespace {

@@ -9,7 +9,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/vec_ops.h"
-#include "model/forward_pass.h"
+#include "model/model_forward.h"
 #include "model/moe_router.h"
 
 namespace surge {

@@ -46,7 +46,7 @@ std::vector<int32_t> Greedy(Model& model, const std::vector<int32_t>& prompt, in
     const int32_t num_new = static_cast<int32_t>(tokens.size()) - position;
     const SequenceChunk chunk{0, num_new, position, table};
     const int32_t last = num_new - 1;
-    model.Forward({std::span<const int32_t>(tokens).subspan(position), {&chunk, 1}, {&last, 1}},
+    model.Run({std::span<const int32_t>(tokens).subspan(position), {&chunk, 1}, {&last, 1}},
                   kv, logits);
     position += num_new;
     out.push_back(ArgmaxOf(logits.data(), vocab));
@@ -213,7 +213,7 @@ TEST(ModelKvDTypeTest, LogitsAreBatchInvariantInEveryFormat) {
         {0, static_cast<int32_t>(b.size()), 0, table_b},
         {static_cast<int32_t>(b.size()), static_cast<int32_t>(a.size()), 0, table_a}};
     std::vector<float> mixed(a.size() * vocab);
-    model->Forward({tokens, chunks, rows}, kv, mixed);
+    model->Run({tokens, chunks, rows}, kv, mixed);
     EXPECT_TRUE(alone == mixed) << KvDTypeName(dtype);
   }
 }

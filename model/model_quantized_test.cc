@@ -109,7 +109,7 @@ TEST(ModelQuantizedTest, LogitsAreBatchInvariant) {
         {0, static_cast<int32_t>(b.size()), 0, table_b},
         {static_cast<int32_t>(b.size()), static_cast<int32_t>(a.size()), 0, table_a}};
     std::vector<float> mixed(a.size() * vocab);
-    model->Forward({tokens, chunks, rows}, kv, mixed);
+    model->Run({tokens, chunks, rows}, kv, mixed);
     EXPECT_TRUE(alone == mixed) << LoadOptionsName(format.options);
   }
 }

@@ -166,7 +166,7 @@ struct Runner {
     }
     const int64_t vocab = model.config().vocab_size;
     std::vector<float> out(rows.size() * vocab);
-    model.Forward({tokens, chunks, rows}, kv, out);
+    model.Run({tokens, chunks, rows}, kv, out);
     auto it = out.begin();
     for (auto [s, n] : parts) {
       logits[s].insert(logits[s].end(), it, it + n * vocab);
@@ -265,12 +265,12 @@ TEST(ModelForwardDeathTest, MalformedBatchesAbort) {
   std::vector<int32_t> rows = {2};
   std::vector<float> logits(512);
   SequenceChunk chunk{0, 3, 2, table};  // positions 2..4: needs 2 blocks
-  EXPECT_DEATH(model->Forward({tokens, {&chunk, 1}, rows}, kv, logits), "block table too short");
+  EXPECT_DEATH(model->Run({tokens, {&chunk, 1}, rows}, kv, logits), "block table too short");
   SequenceChunk half{0, 2, 0, table};  // token 2 belongs to no sequence
-  EXPECT_DEATH(model->Forward({tokens, {&half, 1}, rows}, kv, logits), "in no sequence");
+  EXPECT_DEATH(model->Run({tokens, {&half, 1}, rows}, kv, logits), "in no sequence");
   std::vector<int32_t> bad = {1, 2, 512};
   SequenceChunk ok{0, 3, 0, table};
-  EXPECT_DEATH(model->Forward({bad, {&ok, 1}, rows}, kv, logits), "token id 512");
+  EXPECT_DEATH(model->Run({bad, {&ok, 1}, rows}, kv, logits), "token id 512");
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ inline std::vector<float> AllLogits(Model& model, const std::vector<int32_t>& id
   std::iota(rows.begin(), rows.end(), 0);
   const SequenceChunk chunk{0, static_cast<int32_t>(ids.size()), 0, table};
   std::vector<float> logits(ids.size() * model.config().vocab_size);
-  model.Forward({ids, {&chunk, 1}, rows}, kv, logits);
+  model.Run({ids, {&chunk, 1}, rows}, kv, logits);
   return logits;
 }
 

@@ -3,7 +3,7 @@
 #include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
-#include "model/forward_pass.h"
+#include "model/model_forward.h"
 #include "model/model_dims.h"
 
 namespace surge {
@@ -42,7 +42,7 @@ void MtpModule::Run(const ForwardBatch& batch, std::span<const float> previous_h
   ForwardBatch decoder_batch = batch;
   decoder_batch.input_rows = std::span<const float>(projected_).first(num_tokens * size);
   decoder_batch.hidden_before_final_norm = true;
-  RunForwardPass({config_, mla_mode_, weights_.decoder, state_, pool_}, decoder_batch, kv, logits, hidden);
+  RunForwardPass({config_, mla_mode_, weights_.decoder, activations_, pool_}, decoder_batch, kv, logits, hidden);
 }
 
 }  // namespace surge

@@ -1,6 +1,6 @@
 // MtpModule: the CPU executor of DeepSeek-V3's multi-token-prediction layer
 // (model/executor.h MtpExecutor). A row's input is eh_proj([enorm(embed(token)),
-// hnorm(previous hidden)]); from there it is the ordinary forward pass (model/forward_pass.h)
+// hnorm(previous hidden)]); from there it is the ordinary forward pass (model/model_forward.h)
 // over a one-layer decoder whose final norm and lm_head are the module's shared_head.
 // Per row throughout, so batch-invariant like the model.
 #pragma once
@@ -36,7 +36,7 @@ class MtpModule final : public MtpExecutor {
   ThreadPool* pool_;
   std::vector<float> concat_;     // [num_tokens, 2 * hidden_size]
   std::vector<float> projected_;  // [num_tokens, hidden_size]
-  RunState state_;
+  ForwardActivations activations_;
 };
 
 }  // namespace surge

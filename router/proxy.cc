@@ -358,7 +358,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ticket = ticket_;
-      ticket_ = 0;
+      ticket_ = kNoTicket;
     }
     ctx_.gate.Finish(pass_, pool_, ticket, tokens, generates_ ? ttft_ms : -1);
     if (trace_->on()) {
@@ -394,7 +394,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       // the slot was granted meanwhile: OnAdmitted runs, sees the client gone and counts 499.
       if (queued_ && ctx_.gate.Cancel(pool_, ticket_)) {
         was_queued = true;
-        ticket_ = 0;
+        ticket_ = kNoTicket;
       }
     }
     if (was_queued) return Count("none", 499);
@@ -436,7 +436,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   std::mutex mu_;
   net::RequestId attempt_id_{};  // guarded by mu_
   bool client_gone_ = false;     // guarded by mu_
-  TicketId ticket_ = 0;          // guarded by mu_: the tier admission slot (0: none)
+  TicketId ticket_ = kNoTicket;  // guarded by mu_: the tier admission slot (kNoTicket: none)
   bool queued_ = false;          // guarded by mu_: waiting in its tier's queue
 };
 

@@ -161,7 +161,7 @@ void RequestGate::Finish(const GatePass& pass, const std::string& pool, TicketId
                          double ttft_ms) {
   limiter_.Settle(pass.limit, actual_tokens);
   if (!tiers_on()) return;
-  if (ticket != 0) AdmissionFor(pool)->Release(ticket);
+  if (ticket != kNoTicket) AdmissionFor(pool)->Release(ticket);
   if (ttft_ms >= 0) {
     window_->Add(pass.tier, ttft_ms);
     metrics_->ObserveTtft(pass.tier, ttft_ms);

@@ -63,7 +63,7 @@ class RequestGate {
   // `model_pool`, always admitted, ticket 0.
   struct Admission {
     std::string pool;
-    TicketId ticket = 0;
+    TicketId ticket = kNoTicket;
     bool admitted = true;
     std::optional<GateRefusal> refusal;  // the queue is full
   };

@@ -38,7 +38,7 @@ void FakeStream::Push(RequestOutput output) {
 StatusOr<std::shared_ptr<RequestStream>> FakeEngine::Submit(EngineRequest request, std::function<void()> notify) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!refusal_.ok()) return refusal_;
-  auto stream = std::make_shared<FakeStream>(next_id_++);
+  auto stream = std::make_shared<FakeStream>(RequestId{next_id_++});
   submitted_.push_back({std::move(request), stream, std::move(notify)});
   cv_.notify_all();
   return std::shared_ptr<RequestStream>(stream);

@@ -60,7 +60,7 @@ class FakeEngine : public EngineClient {
   std::vector<RequestId> cancelled_;
   Status refusal_;
   EngineStats stats_{.ready = true};
-  RequestId next_id_ = 1;
+  uint64_t next_id_ = 1;  // the next RequestId
 };
 
 // One delta of `tokens` for choice `index`, with `text`.

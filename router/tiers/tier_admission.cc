@@ -56,7 +56,7 @@ TierAdmission::AdmitResult TierAdmission::Admit(Tier tier, AdmitCallback on_admi
   const int i = TierIndex(tier);
   TierQueue& queue = queues_[i];
   AdmitResult result;
-  result.ticket = next_ticket_++;
+  result.ticket = TicketId{next_ticket_++};
   // Free slots imply empty queues (FillSlotsLocked keeps it so): no one is overtaken.
   if (static_cast<int32_t>(admitted_.size()) < num_slots_) {
     admitted_[result.ticket] = Admitted{options_.now_ms()};
@@ -70,7 +70,7 @@ TierAdmission::AdmitResult TierAdmission::Admit(Tier tier, AdmitCallback on_admi
     result.status = ResourceExhaustedError(std::string("the ") + TierName(tier) +
                                            " queue is full (" + std::to_string(options_.max_queued[i]) +
                                            " waiting)");
-    result.ticket = 0;
+    result.ticket = kNoTicket;
     return result;
   }
   // A tier that was idle joins at the current virtual time: idling earns no credit.
@@ -96,7 +96,7 @@ void TierAdmission::Release(TicketId ticket) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const auto it = admitted_.find(ticket);
-    CHECK(it != admitted_.end()) << "Release of ticket " << ticket << ", which holds no slot";
+    CHECK(it != admitted_.end()) << "Release of ticket " << static_cast<uint64_t>(ticket) << ", which holds no slot";
     const double hold_ms = static_cast<double>(std::max<int64_t>(0, options_.now_ms() - it->second.admitted_ms));
     mean_hold_ms_ += kHoldEwmaAlpha * (hold_ms - mean_hold_ms_);
     admitted_.erase(it);

@@ -15,7 +15,10 @@
 
 namespace surge::router {
 
-using TicketId = uint64_t;
+// One request's place in tier admission, from Admit to Release or Cancel. A type of its
+// own, so that it is never mixed up with another id or a count; kNoTicket: none.
+enum class TicketId : uint64_t {};
+inline constexpr TicketId kNoTicket{0};
 
 struct TierAdmissionOptions {
   int32_t num_slots = 16;  // concurrent requests admitted to the pool (its capacity); >= 0
@@ -43,10 +46,10 @@ class TierAdmission {
   using AdmitCallback = std::function<void(TicketId)>;
 
   struct AdmitResult {
-    Status status;              // OK, or RESOURCE_EXHAUSTED when the tier's queue is full
-    TicketId ticket = 0;        // when OK
-    bool admitted = false;      // true: holds a slot now (no callback will come); false: queued
-    int64_t retry_after_s = 0;  // when RESOURCE_EXHAUSTED: >= 1, an estimate for Retry-After
+    Status status;                // OK, or RESOURCE_EXHAUSTED when the tier's queue is full
+    TicketId ticket = kNoTicket;  // when OK
+    bool admitted = false;        // true: holds a slot now (no callback will come); false: queued
+    int64_t retry_after_s = 0;    // when RESOURCE_EXHAUSTED: >= 1, an estimate for Retry-After
   };
 
   explicit TierAdmission(TierAdmissionOptions options);  // CHECKs ValidateTierAdmissionOptions
@@ -103,7 +106,7 @@ class TierAdmission {
   std::unordered_map<TicketId, std::pair<int, std::list<Waiter>::iterator>> queued_;
   std::unordered_map<TicketId, Admitted> admitted_;
   uint64_t virtual_time_ = 0;  // the pass of the last admission from a queue
-  TicketId next_ticket_ = 1;
+  uint64_t next_ticket_ = 1;  // the next TicketId
   double mean_hold_ms_;        // EWMA of slot hold times, for Retry-After
 };
 

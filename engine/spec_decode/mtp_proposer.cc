@@ -1,4 +1,4 @@
-#include "engine/mtp_proposer.h"
+#include "engine/spec_decode/mtp_proposer.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// The CPU forward pass as functions over (config, weights, run state, batch, KV):
+// The CPU forward pass as functions over (config, weights, activations, batch, KV):
 // embedding -> decoder layers (GQA or MLA attention, dense or MoE MLP) -> final norm ->
 // lm_head, over a flat batch of tokens from many sequences.
 #pragma once
@@ -19,13 +19,13 @@
 
 namespace surge {
 
-// What one forward pass reads (config, weights) and writes (the run state) besides the
+// What one forward pass reads (config, weights) and writes (the activations) besides the
 // batch and the KV cache.
 struct ForwardContext {
   const ModelConfig& config;
   LoadOptions::MlaMode mla_mode;  // as the weights were loaded for
   const ModelWeights& weights;
-  RunState& state;
+  ForwardActivations& activations;
   ThreadPool* pool;  // not null
 };
 

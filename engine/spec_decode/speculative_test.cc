@@ -12,12 +12,13 @@
 #include <type_traits>
 
 #include "engine/engine.h"
-#include "engine/draft_proposer.h"
-#include "engine/mtp_proposer.h"
-#include "kernels/ops.h"
 #include "engine/engine_test_util.h"
 #include "engine/sampler.h"
-#include "engine/speculative.h"
+#include "engine/spec_decode/draft_proposer.h"
+#include "engine/spec_decode/mtp_proposer.h"
+#include "engine/spec_decode/ngram_proposer.h"
+#include "engine/spec_decode/proposer.h"
+#include "kernels/ops.h"
 
 namespace surge {
 namespace {

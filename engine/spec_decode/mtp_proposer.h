@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/speculative.h"
+#include "engine/spec_decode/proposer.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
 #include "model/executor.h"

@@ -1,7 +1,6 @@
-// Speculative decoding's proposers: each step, a cheap guess of the next few tokens of
-// every decoding sequence, which the target model then verifies in the same batched pass
-// as everything else (engine.cc: ChunkResult, SequenceSampler::Verify). A proposer only
-// guesses; what the sequence takes is decided by the target alone, so the output is the
+// Speculative decoding's proposer interface: each step, a cheap guess of the next few
+// tokens of every decoding sequence, which the target model then verifies in the same
+// batched pass as everything else (spec_decoder.h). A proposer only guesses; what the sequence takes is decided by the target alone, so the output is the
 // non-speculative one (greedy) or has its distribution (sampling), whatever the guess.
 #pragma once
 
@@ -44,24 +43,6 @@ class Proposer {
   virtual bool wants_target_hidden() const { return false; }
   virtual void ObserveTargetHidden(const Sequence& /*seq*/, int32_t /*start_position*/,
                                    std::span<const float> /*rows*/) {}
-};
-
-// Prompt lookup (n-gram) decoding: finds the most recent earlier occurrence of the
-// sequence's last n tokens (n from max_n down to min_n) in its prompt + output and
-// proposes the tokens that followed it. Free to run; pays on copy-heavy text (edits,
-// quotes, code, retrieval answers), proposes nothing elsewhere.
-class NgramProposer final : public Proposer {
- public:
-  NgramProposer(int32_t min_n, int32_t max_n);
-  SpeculativeMethod method() const override { return SpeculativeMethod::kNgram; }
-  void Propose(std::span<const ProposalRequest> requests) override;
-
-  // The proposal for one token sequence (exposed for tests).
-  void ProposeFor(std::span<const int32_t> tokens, int32_t max_tokens, std::vector<int32_t>& out) const;
-
- private:
-  int32_t min_n_;
-  int32_t max_n_;
 };
 
 }  // namespace surge

@@ -1,29 +1,10 @@
-#include "engine/speculative.h"
+#include "engine/spec_decode/ngram_proposer.h"
 
 #include <algorithm>
 
 #include "base/check.h"
 
 namespace surge {
-
-std::string_view SpeculativeMethodName(SpeculativeMethod method) {
-  switch (method) {
-    case SpeculativeMethod::kNone: return "none";
-    case SpeculativeMethod::kNgram: return "ngram";
-    case SpeculativeMethod::kDraft: return "draft";
-    case SpeculativeMethod::kMtp: return "mtp";
-  }
-  return "none";
-}
-
-StatusOr<SpeculativeMethod> ParseSpeculativeMethod(std::string_view name) {
-  for (SpeculativeMethod method : {SpeculativeMethod::kNone, SpeculativeMethod::kNgram,
-                                   SpeculativeMethod::kDraft, SpeculativeMethod::kMtp}) {
-    if (name == SpeculativeMethodName(method)) return method;
-  }
-  return InvalidArgumentError("unknown speculative method '" + std::string(name) +
-                              "' (expected none, ngram, draft or mtp)");
-}
 
 NgramProposer::NgramProposer(int32_t min_n, int32_t max_n) : min_n_(min_n), max_n_(max_n) {
   CHECK(min_n >= 1 && max_n >= min_n) << "n-gram sizes " << min_n << ".." << max_n;

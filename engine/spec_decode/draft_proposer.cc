@@ -1,4 +1,4 @@
-#include "engine/draft_proposer.h"
+#include "engine/spec_decode/draft_proposer.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,0 +1,59 @@
+#include "engine/choice_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace surge {
+
+ChoiceSampler::ChoiceSampler(ConstraintMasker& masker, int32_t vocab_size)
+    : masker_(masker), sample_logits_(vocab_size), masked_logits_(vocab_size) {}
+
+bool ChoiceSampler::TakeToken(RequestState& request, Choice& choice, std::span<const float> logits) {
+  std::span<const float> row = Constrain(request, choice, logits);
+  CopyToSampleRow(row);
+  ++num_sampled_;
+  const int32_t token = choice.sampler.Sample(sample_logits_, sampler_scratch_);
+  return request.AppendToken(choice, token, LogProbs(request, row, token));
+}
+
+ChoiceSampler::Verdict ChoiceSampler::TakeOrReplace(RequestState& request, Choice& choice,
+                                                    std::span<const float> logits, int32_t draft) {
+  std::span<const float> row = Constrain(request, choice, logits);
+  CopyToSampleRow(row);
+  ++num_sampled_;
+  const SequenceSampler::Verdict verdict = choice.sampler.Verify(sample_logits_, draft, sampler_scratch_);
+  return {verdict.accepted, request.AppendToken(choice, verdict.token, LogProbs(request, row, verdict.token))};
+}
+
+// The row a choice samples from: the model's logits or, under an active constraint, a copy
+// with the disallowed tokens at -inf -- before logit bias, penalties, temperature and the
+// truncations, so that no sampling rule can bring a disallowed token back. The mask reads
+// only the choice's own matcher: batch neighbours never change it. Without logprobs the
+// copy is the sampler's own row (one copy, not two); logprobs read the masked row after
+// sampling, which edits its row, so then it has one of its own.
+std::span<const float> ChoiceSampler::Constrain(const RequestState& request, const Choice& choice,
+                                                std::span<const float> logits) {
+  if (!choice.constraint.active()) return logits;
+  std::span<float> out = request.request().top_logprobs >= 0 ? std::span<float>(masked_logits_)
+                                                             : std::span<float>(sample_logits_);
+  masker_.Mask(choice.constraint.matcher(), logits, out);
+  return out;
+}
+
+void ChoiceSampler::CopyToSampleRow(std::span<const float> row) {
+  if (row.data() != sample_logits_.data()) std::copy(row.begin(), row.end(), sample_logits_.begin());
+}
+
+// Log-probabilities come from the logits before penalties and temperature (as OpenAI and
+// vLLM report them), but after a constraint's mask: a constrained choice reports the
+// distribution it was sampled from, renormalized over the allowed tokens (as vLLM's
+// processed logprobs do), so disallowed tokens never show among the alternatives.
+const PositionLogProbs* ChoiceSampler::LogProbs(const RequestState& request, std::span<const float> logits,
+                                             int32_t token) {
+  if (request.request().top_logprobs < 0) return nullptr;
+  ComputeLogProbs(logits, token, request.request().top_logprobs, &logprobs_);
+  std::erase_if(logprobs_.top, [](const ScoredToken& entry) { return entry.logprob == -INFINITY; });
+  return &logprobs_;
+}
+
+}  // namespace surge
