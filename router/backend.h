@@ -13,18 +13,11 @@
 
 #include "base/status.h"
 #include "router/circuit_breaker.h"
+#include "router/engine_load.h"
 #include "router/outlier_detector.h"
 #include "router/route_config.h"
 
 namespace surge::router {
-
-// What a backend's /metrics said last (surge serve's or vLLM's names); -1: not reported.
-struct EngineLoad {
-  double num_running = -1;
-  double num_waiting = -1;
-  double kv_usage = -1;  // [0, 1]
-  double busy_fraction = -1;  // [0, 1]: time in engine steps (surge_engine_busy_fraction)
-};
 
 int64_t SteadyNowMs();
 

@@ -66,13 +66,9 @@ void RegisterPolicy(std::string name, PolicyFactory factory);
 StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyOptions& options);
 std::vector<std::string> PolicyNames();  // sorted
 
-// Load views shared by the policies.
-// Fraction of the backend in use, [0, 1]: its KV usage when it reports one, else
-// running / options.backend_capacity (running: the larger of /metrics and our in-flight).
-double LoadFraction(const Candidate& candidate, const PolicyOptions& options);
-// Requests waiting for it: its reported waiting count plus this router's in-flight ones.
+// The load formula (router/engine_load.h) applied to a candidate.
+double LoadFraction(const Candidate& candidate, const PolicyOptions& options);  // capacity: backend_capacity
 double QueueLength(const Candidate& candidate);
-// Requests on it, counted once: max(running + waiting, our in-flight) (see cache_aware.h).
 double RequestLoad(const Candidate& candidate);
 
 // least-load as weighted scorers: score = sum(weight * scorer), higher wins.
