@@ -6,6 +6,10 @@
 # route. Added latency = a percentile of E2E through a proxy minus the same percentile direct.
 #   scripts/bench_route_overhead.sh OUT_PREFIX [RATE] [DURATION]      (defaults 5000, 10s)
 # Writes OUT_PREFIX.{direct,nginx,route}.json and prints the table. Installs Debian's nginx if absent.
+# ROUTE_BASELINE=/path/to/an/older/surge: a second `surge route` (that binary) in front of the
+# same backend, and ROUNDS (default 3) rounds of direct, baseline, route (OUT_PREFIX.
+# {direct,base,route}N.json; added = against the same round's direct run): a before/after
+# ratio of the medians over rounds, measured side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1 rate=${2:-5000} duration=${3:-10s}
@@ -54,7 +58,15 @@ fi
 build/surge route --host 127.0.0.1 --port "$port_route" --backend "http://127.0.0.1:$port_backend" \
   --policy round-robin "${route_flags[@]}" >"$out.route.log" 2>&1 &
 pids+=($!)
-for port in "$port_backend" "$port_nginx" "$port_route"; do
+ports=("$port_backend" "$port_nginx" "$port_route")
+port_base=$((port_route + 1))
+if [ -n "${ROUTE_BASELINE:-}" ]; then
+  "$ROUTE_BASELINE" route --host 127.0.0.1 --port "$port_base" --backend "http://127.0.0.1:$port_backend" \
+    --policy round-robin "${route_flags[@]}" >"$out.base.log" 2>&1 &
+  pids+=($!)
+  ports+=("$port_base")
+fi
+for port in "${ports[@]}"; do
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1 && break
     sleep 0.1
@@ -68,9 +80,17 @@ bench() {  # NAME PORT
 bench direct "$port_backend"
 bench nginx "$port_nginx"
 bench route "$port_route"
-/usr/bin/python3 - "$out" "$rate" <<'PY'
-import json, sys
+if [ -n "${ROUTE_BASELINE:-}" ]; then
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    bench "direct$round" "$port_backend"
+    bench "base$round" "$port_base"
+    bench "route$round" "$port_route"
+  done
+fi
+/usr/bin/python3 - "$out" "$rate" "${ROUTE_BASELINE:+${ROUNDS:-3}}" <<'PY'
+import json, statistics, sys
 out, rate = sys.argv[1], float(sys.argv[2])
+num_rounds = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else 0
 keys = ("mean", "median", "p95", "p99")  # surge bench names the p50 "median"
 rounds = {name: json.load(open(f"{out}.{name}.json"))["rounds"][0] for name in ("direct", "nginx", "route")}
 e2e = {name: r["e2e_latency_ms"] for name, r in rounds.items()}
@@ -96,5 +116,24 @@ for name, run in rounds.items():
     if run["request_throughput"] < 0.95 * rate:
         print(f"{name}: achieved {run['request_throughput']:.0f} req/s, under 95% of {rate:.0f}: the load generator "
               "(or this machine) could not drive the target rate", file=sys.stderr)
+if num_rounds:
+    print(f"before/after: direct, baseline route (ROUTE_BASELINE), route; {num_rounds} rounds; "
+          "added ms = E2E minus the same round's direct")
+    added = {"base": {k: [] for k in keys}, "route": {k: [] for k in keys}}
+    for i in range(1, num_rounds + 1):
+        d = json.load(open(f"{out}.direct{i}.json"))["rounds"][0]["e2e_latency_ms"]
+        for name in ("base", "route"):
+            run = json.load(open(f"{out}.{name}{i}.json"))["rounds"][0]
+            m = run["e2e_latency_ms"]
+            for k in keys: added[name][k].append(m[k] - d[k])
+            print(f"{name}{i:<8} " + " ".join(f"{m[k] - d[k]:8.3f}" for k in keys) +
+                  f" {run['request_throughput']:8.0f} {run['completed']:7d} {run['failed']:6d}")
+            if run["failed"] != 0: ok = False
+    med = {name: {k: statistics.median(v) for k, v in a.items()} for name, a in added.items()}
+    for name in ("base", "route"):
+        print(f"median {name:5} " + " ".join(f"{med[name][k]:8.3f}" for k in keys))
+    for k in ("median", "p99"):
+        if med["base"][k] > 0:
+            print(f"route/baseline added {k} ratio: {med['route'][k] / med['base'][k]:.2f}")
 sys.exit(0 if ok else 1)
 PY
