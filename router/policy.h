@@ -82,7 +82,7 @@ std::unique_ptr<Policy> MakeScoringPolicy(std::string name, std::vector<Scorer> 
 std::unique_ptr<Policy> MakeRoundRobinPolicy();
 std::unique_ptr<Policy> MakeP2cPolicy(const PolicyOptions& options);
 std::unique_ptr<Policy> MakeSessionPolicy(const PolicyOptions& options);
-// cache-aware (cache_aware_policy.cc): loads options.tokenizer and options.chat_template.
+// cache-aware (policies/cache_aware_policy.cc): loads options.tokenizer and options.chat_template.
 StatusOr<std::unique_ptr<Policy>> MakeCacheAwarePolicy(const PolicyOptions& options);
 
 // The affinity key of a request for the session policy: the header, else the body's
