@@ -7,7 +7,7 @@
 #include "bench/rng.h"
 #include "bench/word_list.h"
 #include "net/url.h"
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 
 namespace surge::bench {
 namespace {

@@ -38,13 +38,4 @@ StatusOr<PoolingKind> ParsePoolingKind(const std::string& name) {
   return InvalidArgumentError("unknown pooling '" + name + "' (last, mean, cls)");
 }
 
-const char* KvEventTypeName(KvEvent::Type type) {
-  switch (type) {
-    case KvEvent::Type::kStored: return "stored";
-    case KvEvent::Type::kEvicted: return "evicted";
-    case KvEvent::Type::kCleared: return "cleared";
-  }
-  return "unknown";
-}
-
 }  // namespace surge

@@ -190,7 +190,7 @@ struct KvEvent {
   Type type = Type::kStored;
   std::vector<uint64_t> block_hashes;  // empty for kCleared
 };
-const char* KvEventTypeName(KvEvent::Type type);  // "stored", "evicted", "cleared"
+// (On the wire -- GET /kv_events -- these are api/kv_events.h's, which names the types.)
 
 // The changes of one engine step. Batches are numbered 1, 2, ... per engine. A snapshot is
 // the whole state after batch `seq` (kCleared, then kStored of every cached block): a

@@ -1,6 +1,6 @@
 // libFuzzer target: Prometheus text from outside the process, through both readers of it:
 // router/engine_metrics.cc's ParseEngineLoad (an engine's /metrics, which reaches the
-// load-balancing policies) and obs/alarms/exposition.cc's ParseExposition (each compiled
+// load-balancing policies) and obs/exposition.cc's ParseExposition (each compiled
 // into this target alone). An accepted engine load is usable: every field is -1 (not
 // reported) or finite, counts >= 0, fractions in [0, 1].
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "base/check.h"
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 #include "router/engine_metrics.h"
 
 namespace {

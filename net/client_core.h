@@ -59,14 +59,22 @@ struct PooledConnection {
 
 class ClientExchange;
 
+// A loop the client runs on instead of its own: a server's (HttpClient(options, server)).
+struct SharedLoop {
+  boost::asio::io_context* io = nullptr;
+  std::function<bool(std::function<void()>)> post;  // false once the loop takes no more tasks
+  std::shared_ptr<void> owner;                      // keeps `io` alive
+};
+
 class ClientCore : public std::enable_shared_from_this<ClientCore> {
  public:
-  explicit ClientCore(HttpClientOptions options);
-  boost::asio::io_context& io() { return io_; }
+  explicit ClientCore(HttpClientOptions options);  // its own loop: Run() on a thread
+  ClientCore(HttpClientOptions options, SharedLoop loop);
+  boost::asio::io_context& io() { return *io_; }
   const HttpClientOptions& options() const { return options_; }
 
   void Run();
-  bool Post(std::function<void()> task);  // false once BlockPosts was called
+  bool Post(std::function<void()> task);  // false once BlockPosts was called (or the shared loop's poster refuses)
   void BlockPosts();
 
   // io thread only.
@@ -82,7 +90,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::atomic<uint64_t> next_exchange_id{1};  // ids are taken in Send, on any thread
 
  private:
-  boost::asio::io_context io_;  // first member: destroyed last
+  std::optional<boost::asio::io_context> own_io_;  // first member: destroyed last (own loop only)
+  SharedLoop shared_;                              // a shared loop only; its owner outlives the rest
+  boost::asio::io_context* const io_;              // own_io_'s or shared_.io
   const HttpClientOptions options_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::shared_mutex post_mu_;

@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "net/client_core.h"
+#include "net/server_core.h"
 
 namespace surge::net {
 namespace internal {
@@ -27,16 +28,21 @@ bool LooksAlive(asio::ip::tcp::socket& socket) {
 
 }  // namespace
 
-ClientCore::ClientCore(HttpClientOptions options) : options_(std::move(options)) {
-  work_.emplace(io_.get_executor());
+ClientCore::ClientCore(HttpClientOptions options)
+    : own_io_(std::in_place), io_(&*own_io_), options_(std::move(options)) {
+  work_.emplace(io_->get_executor());
 }
 
-void ClientCore::Run() { io_.run(); }
+ClientCore::ClientCore(HttpClientOptions options, SharedLoop loop)
+    : shared_(std::move(loop)), io_(shared_.io), options_(std::move(options)) {}
+
+void ClientCore::Run() { io_->run(); }
 
 bool ClientCore::Post(std::function<void()> task) {
   std::shared_lock<std::shared_mutex> lock(post_mu_);
   if (posts_blocked_) return false;
-  asio::post(io_, std::move(task));
+  if (shared_.post) return shared_.post(std::move(task));
+  asio::post(*io_, std::move(task));
   return true;
 }
 
@@ -108,10 +114,41 @@ HttpClient::HttpClient(HttpClientOptions options)
   io_thread_ = std::thread([core = core_] { core->Run(); });
 }
 
+HttpClient::HttpClient(HttpClientOptions options, HttpServer& server) {
+  std::shared_ptr<internal::ServerCore> server_core = server.core_;
+  internal::SharedLoop loop{
+      .io = &server_core->io(),
+      .post = [server = server_core.get()](std::function<void()> task) { return server->Post(std::move(task)); },
+      .owner = server_core};
+  core_ = std::make_shared<internal::ClientCore>(std::move(options), std::move(loop));
+  server_core->AddStopHook([weak = std::weak_ptr<internal::ClientCore>(core_)] {
+    if (auto core = weak.lock()) core->Shutdown();
+  });
+  server_core_ = std::move(server_core);
+}
+
 HttpClient::~HttpClient() {
-  core_->Post([core = core_] { core->Shutdown(); });
+  if (server_core_ == nullptr) {
+    core_->Post([core = core_] { core->Shutdown(); });
+    core_->BlockPosts();
+    io_thread_.join();
+    return;
+  }
+  // On a server's loop: the shutdown runs there while the loop runs; before the server
+  // started or after it stopped no thread runs the loop, and it runs here.
+  CHECK(!core_->io().get_executor().running_in_this_thread()) << "HttpClient destroyed on its server's io thread";
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  const bool posted = server_core_->started.load() && core_->Post([core = core_, done] {
+    core->Shutdown();
+    done->set_value();
+  });
   core_->BlockPosts();
-  io_thread_.join();
+  if (posted) {
+    finished.wait();
+  } else {
+    core_->Shutdown();
+  }
 }
 
 RequestId HttpClient::Send(ClientRequest request, ClientCallbacks callbacks) {

@@ -18,6 +18,7 @@ namespace surge::net {
 
 namespace internal {
 class ClientCore;
+class ServerCore;
 }  // namespace internal
 
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -63,8 +64,8 @@ struct ClientResult {
   ClientTimings timings;
 };
 
-// Callbacks run on the client's io thread, which serves every request: they must not
-// block. (When the client is already shutting down, on_done runs in Send's caller.)
+// Callbacks run on the client's io thread (its own, or its server's), which serves every
+// request: they must not block. (When the client is already shutting down, on_done runs in Send's caller.)
 struct ClientCallbacks {
   // The response head: status and headers, body empty. Optional.
   std::function<void(const HttpResponse& head)> on_head;
@@ -77,9 +78,18 @@ struct ClientCallbacks {
   std::function<void(ClientResult result)> on_done;
 };
 
+class HttpServer;
+
 class HttpClient {
  public:
+  // On an io thread of its own.
   explicit HttpClient(HttpClientOptions options = {});
+  // On `server`'s io thread, which then also runs every callback: a proxy whose handlers
+  // send from that thread and whose callbacks write to that thread's connections saves
+  // two thread crossings each way. Requests sent before the server starts wait for it;
+  // the server's Stop ends the requests still in flight (CANCELLED). Destroy the client
+  // before the server, never from its io thread, and not while another thread stops it.
+  HttpClient(HttpClientOptions options, HttpServer& server);
   // Requests still in flight end with CANCELLED; then the io thread is joined.
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
@@ -100,7 +110,8 @@ class HttpClient {
 
  private:
   std::shared_ptr<internal::ClientCore> core_;
-  std::thread io_thread_;
+  std::thread io_thread_;                           // own loop only
+  std::shared_ptr<internal::ServerCore> server_core_;  // on a server's loop only
 };
 
 // One blocking request with a client of its own (a thread per call): for tests and tools.

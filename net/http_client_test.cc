@@ -216,5 +216,66 @@ TEST(HttpClientTest, CancelEndsOneRequestAndClosesItsConnection) {
             static_cast<uint64_t>(id));
 }
 
+// A client on a server's loop (the router's proxy): a handler sends from the io thread,
+// every callback runs on that same thread, and the server's Stop ends a request still in
+// flight (its connection closed).
+TEST(HttpClientTest, OnAServersLoopCallbacksRunOnItsThread) {
+  auto backend = Replying("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+  std::promise<void> silent_got_request;
+  FakeServer silent([&](int fd) {
+    ReadRequestHead(fd);
+    silent_got_request.set_value();
+    char byte;
+    timeval timeout{3, 0};  // until the client closes its end
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    recv(fd, &byte, 1, 0);
+  });
+  HttpServer server;
+  HttpClient client({}, server);
+  std::atomic<int> num_other_thread{0};
+  server.Route("GET", "/proxy", [&](HttpRequest, std::shared_ptr<ResponseWriter> writer) {
+    const std::thread::id io_thread = std::this_thread::get_id();
+    ClientCallbacks callbacks;
+    callbacks.on_head = [&num_other_thread, io_thread](const HttpResponse&) {
+      if (std::this_thread::get_id() != io_thread) ++num_other_thread;
+    };
+    callbacks.on_done = [&num_other_thread, io_thread, writer](ClientResult result) {
+      if (std::this_thread::get_id() != io_thread) ++num_other_thread;
+      writer->Send(result.status.ok() ? 200 : 502, {}, result.status.ok() ? result.response.body : "failed");
+    };
+    client.Send({.url = LocalUrl(backend->port())}, std::move(callbacks));
+  });
+  ASSERT_TRUE(server.Start().ok());
+  StatusOr<HttpResponse> response = Fetch("GET", LocalUrl(server.port(), "/proxy"));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "hi");
+  EXPECT_EQ(num_other_thread.load(), 0);
+
+  std::promise<Status> done;
+  ClientCallbacks callbacks;
+  callbacks.on_done = [&](ClientResult result) { done.set_value(result.status); };
+  client.Send({.url = LocalUrl(silent.port())}, callbacks);
+  ASSERT_EQ(silent_got_request.get_future().wait_for(std::chrono::seconds(3)), std::future_status::ready);
+  server.Stop();
+  EXPECT_EQ(done.get_future().get().code(), StatusCode::kCancelled);
+}
+
+// Before its server started or after it stopped, no thread runs the loop: the client's
+// destruction runs its shutdown itself, and nothing waits.
+TEST(HttpClientTest, OnAServersLoopEndsWhetherOrNotTheServerRuns) {
+  HttpServer never_started;
+  { HttpClient client({}, never_started); }
+  HttpServer stopped;
+  HttpClient client({}, stopped);
+  ASSERT_TRUE(stopped.Start().ok());
+  stopped.Stop();
+  std::promise<Status> done;
+  ClientCallbacks callbacks;
+  callbacks.on_done = [&](ClientResult result) { done.set_value(result.status); };
+  client.Send({.url = LocalUrl(testing::UnusedPort())}, callbacks);  // the loop takes no more tasks
+  EXPECT_EQ(done.get_future().get().code(), StatusCode::kCancelled);
+}
+
 }  // namespace
 }  // namespace surge::net

@@ -205,6 +205,17 @@ void ServerCore::CloseAll() {
   for (auto& connection : open) connection->Close();
   connections_.clear();
   num_open.store(0);
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(stop_hooks_mu_);
+    hooks.swap(stop_hooks_);
+  }
+  for (std::function<void()>& hook : hooks) hook();
+}
+
+void ServerCore::AddStopHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(stop_hooks_mu_);
+  stop_hooks_.push_back(std::move(hook));
 }
 
 }  // namespace internal
@@ -222,6 +233,7 @@ void HttpServer::Route(std::string method, std::string path, Handler handler, si
 Status HttpServer::Start() {
   CHECK(!io_thread_.joinable()) << "HttpServer started twice";
   RETURN_IF_ERROR(core_->Listen(&port_));
+  core_->started.store(true);
   io_thread_ = std::thread([core = core_] { core->Run(); });
   return OkStatus();
 }

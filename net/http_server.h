@@ -16,6 +16,8 @@
 
 namespace surge::net {
 
+class HttpClient;
+
 namespace internal {
 class ServerCore;
 }  // namespace internal
@@ -77,6 +79,7 @@ class HttpServer {
   int64_t num_requests() const;
 
  private:
+  friend class HttpClient;  // HttpClient(options, server) runs on core_'s loop
   std::shared_ptr<internal::ServerCore> core_;
   std::thread io_thread_;
   uint16_t port_ = 0;

@@ -11,10 +11,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "base/status.h"
 #include "net/http_server.h"
@@ -42,6 +44,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   bool Post(std::function<void()> task);
   // Stop() part two: refuse further posts and let io_context::run return when idle.
   void BlockPosts();
+  // Runs in CloseAll, after the connections closed, on the io thread: an HttpClient on this
+  // loop ends its requests there, so that the loop can run out of work. Thread-safe.
+  void AddStopHook(std::function<void()> hook);
 
   // io thread only.
   void HandleRequest(HttpRequest request, std::shared_ptr<ResponseWriter> writer);
@@ -53,6 +58,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   const HttpServerOptions& options() const { return options_; }
 
   std::atomic<bool> draining{false};
+  std::atomic<bool> started{false};  // Start() ran: the io thread runs (or ran) the loop
   std::atomic<int64_t> num_accepted{0};
   std::atomic<int64_t> num_open{0};
   std::atomic<int64_t> num_requests{0};
@@ -77,6 +83,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uint64_t next_connection_id_ = 1;
   std::shared_mutex post_mu_;
   bool posts_blocked_ = false;  // guarded by post_mu_
+  std::mutex stop_hooks_mu_;
+  std::vector<std::function<void()>> stop_hooks_;  // guarded by stop_hooks_mu_
 };
 
 }  // namespace surge::net::internal

@@ -13,27 +13,28 @@ int64_t SteadyNowMs() {
 }
 
 Backend::Backend(int32_t id, BackendConfig config, const RouteConfig& route_config)
-    : id_(id), config_(std::move(config)), breaker_(route_config.breaker), outliers_(route_config.ejection) {}
+    : id_(id), config_(std::move(config)), health_(route_config) {}
 
 bool Backend::IsRoutable(int64_t now_ms) const {
-  if (!healthy_.load() || draining() || removed_.load()) return false;
+  if (admin_draining_.load() || removed_.load()) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  return breaker_.CanRoute(now_ms) && !outliers_.IsEjected(now_ms);
+  return health_.AllowsRouting(now_ms);
+}
+
+bool Backend::healthy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_.healthy();
+}
+
+bool Backend::draining() const {
+  if (admin_draining_.load()) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_.draining();
 }
 
 void Backend::OnHealthCheck(int http_status, const HealthConfig& health) {
   std::lock_guard<std::mutex> lock(mu_);
-  // 503 = alive but draining (surge serve's shutdown): keep it healthy for its in-flight
-  // requests, route nothing new to it.
-  health_draining_.store(http_status == 503);
-  const bool good = http_status == 200 || http_status == 503;
-  if (good) {
-    num_bad_checks_ = 0;
-    if (++num_good_checks_ >= health.healthy_threshold) healthy_.store(true);
-  } else {
-    num_good_checks_ = 0;
-    if (++num_bad_checks_ >= health.unhealthy_threshold) healthy_.store(false);
-  }
+  health_.OnHealthCheck(http_status, health);
 }
 
 void Backend::SetLoad(const EngineLoad& load) {
@@ -70,38 +71,33 @@ EngineLoad Backend::load() const {
 void Backend::OnAttemptStart(int64_t now_ms) {
   num_in_flight_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
-  breaker_.OnSent(now_ms);
+  health_.OnSent(now_ms);
 }
 
 void Backend::OnAttemptEnd(AttemptOutcome outcome, int64_t now_ms) {
   num_in_flight_.fetch_sub(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
-  switch (outcome) {
-    case AttemptOutcome::kSuccess: breaker_.OnSuccess(now_ms); break;
-    case AttemptOutcome::kFailure: breaker_.OnFailure(now_ms); break;
-    case AttemptOutcome::kNeutral: breaker_.OnAbandoned(); return;
-  }
-  outliers_.Record(outcome == AttemptOutcome::kFailure, now_ms);
+  health_.OnOutcome(outcome, now_ms);
 }
 
 bool Backend::ShouldEject(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  return outliers_.ShouldEject(now_ms);
+  return health_.WantsOut(now_ms);
 }
 
 void Backend::Eject(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  outliers_.Eject(now_ms);
+  health_.TakeOut(now_ms);
 }
 
 bool Backend::IsEjected(int64_t now_ms) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return outliers_.IsEjected(now_ms);
+  return health_.IsEjected(now_ms);
 }
 
 BreakerState Backend::breaker_state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return breaker_.state();
+  return health_.breaker_state();
 }
 
 }  // namespace surge::router

@@ -1,7 +1,7 @@
-// Backend: the router's view of one engine -- its address, pool and weight, its health as
-// the monitor last saw it, its load from its own /metrics, this router's requests on it,
-// and its circuit breaker and outlier detector. Shared (shared_ptr) by the gateway and
-// every request on it, so that a removed backend lives until its last request ends.
+// Backend: the router's view of one engine -- its address, pool and weight, its load from
+// its own /metrics, this router's requests on it, and its health (router/backend_health.h:
+// active checks, breaker, outlier ejection). Shared (shared_ptr) by the gateway and every
+// request on it, so that a removed backend lives until its last request ends.
 #pragma once
 
 #include <atomic>
@@ -12,25 +12,13 @@
 #include <string>
 
 #include "base/status.h"
-#include "router/circuit_breaker.h"
-#include "router/outlier_detector.h"
+#include "router/backend_health.h"
+#include "router/engine_load.h"
 #include "router/route_config.h"
 
 namespace surge::router {
 
-// What a backend's /metrics said last (surge serve's or vLLM's names); -1: not reported.
-struct EngineLoad {
-  double num_running = -1;
-  double num_waiting = -1;
-  double kv_usage = -1;  // [0, 1]
-  double busy_fraction = -1;  // [0, 1]: time in engine steps (surge_engine_busy_fraction)
-};
-
 int64_t SteadyNowMs();
-
-// How one attempt on a backend ended, for its breaker and outlier window. kNeutral: it says
-// nothing about the backend (our client left, a 4xx): only the in-flight count changes.
-enum class AttemptOutcome { kSuccess, kFailure, kNeutral };
 
 // An engine answer the router reads in the background: its /metrics, /kv_config, /kv_events
 // and /v1/models. One it cannot use is logged, counted (surge_router_backend_bad_answers_total)
@@ -51,8 +39,8 @@ class Backend : public std::enable_shared_from_this<Backend> {
   // May a new request go here now: healthy, not draining, not removed, breaker allows,
   // not ejected.
   bool IsRoutable(int64_t now_ms) const;
-  bool healthy() const { return healthy_.load(); }
-  bool draining() const { return admin_draining_.load() || health_draining_.load(); }
+  bool healthy() const;
+  bool draining() const;
 
   // The monitor's view: one /health result (200 ok, 503 draining, anything else failed).
   void OnHealthCheck(int http_status, const HealthConfig& health);
@@ -81,18 +69,13 @@ class Backend : public std::enable_shared_from_this<Backend> {
  private:
   const int32_t id_;
   const BackendConfig config_;
-  std::atomic<bool> healthy_{true};  // optimistic: a new backend is routable at once
-  std::atomic<bool> health_draining_{false};
   std::atomic<bool> admin_draining_{false};
   std::atomic<bool> removed_{false};
   std::atomic<int32_t> num_in_flight_{0};
   mutable std::array<std::atomic<int64_t>, kNumBackendAnswers> num_bad_answers_{};
-  int64_t num_good_checks_ = 0;  // consecutive; guarded by mu_
-  int64_t num_bad_checks_ = 0;
   mutable std::mutex mu_;
-  EngineLoad load_;              // guarded by mu_
-  CircuitBreaker breaker_;       // guarded by mu_
-  OutlierDetector outliers_;     // guarded by mu_
+  EngineLoad load_;        // guarded by mu_
+  BackendHealth health_;   // guarded by mu_: active checks, breaker, outlier ejection
 };
 
 }  // namespace surge::router

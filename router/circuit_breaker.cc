@@ -20,6 +20,14 @@ bool CircuitBreaker::CanRoute(int64_t now_ms) const {
   return true;
 }
 
+void CircuitBreaker::OnOutcome(AttemptOutcome outcome, int64_t now_ms) {
+  switch (outcome) {
+    case AttemptOutcome::kSuccess: return OnSuccess(now_ms);
+    case AttemptOutcome::kFailure: return OnFailure(now_ms);
+    case AttemptOutcome::kNeutral: return OnAbandoned();
+  }
+}
+
 void CircuitBreaker::OnSent(int64_t now_ms) {
   if (state_ == BreakerState::kOpen && now_ms - opened_at_ms_ >= config_.cooldown_ms) {
     state_ = BreakerState::kHalfOpen;

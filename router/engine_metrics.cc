@@ -1,8 +1,9 @@
 #include "router/engine_metrics.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <string>
+
+#include "obs/exposition.h"
 
 namespace surge::router {
 namespace {
@@ -23,23 +24,6 @@ Field FieldOf(std::string_view name) {
   return Field::kNone;
 }
 
-// "name{labels} value [timestamp]" -> name and value; false for anything else.
-bool ParseSample(std::string_view line, std::string_view* name, double* value) {
-  size_t name_end = line.find_first_of("{ ");
-  if (name_end == std::string_view::npos || name_end == 0) return false;
-  *name = line.substr(0, name_end);
-  size_t rest = name_end;
-  if (line[name_end] == '{') {
-    rest = line.find('}', name_end);
-    if (rest == std::string_view::npos) return false;
-    ++rest;
-  }
-  const std::string number(line.substr(rest));
-  char* end = nullptr;
-  *value = std::strtod(number.c_str(), &end);
-  return end != number.c_str();
-}
-
 // A value routing can use: finite, a count in [0, kMaxRequests], a fraction in [0, 1].
 bool InRange(Field field, double value) {
   if (!std::isfinite(value) || value < 0) return false;
@@ -51,24 +35,19 @@ bool InRange(Field field, double value) {
 StatusOr<EngineLoad> ParseEngineLoad(std::string_view text) {
   double sums[5] = {0, 0, 0, 0, 0};
   int64_t counts[5] = {0, 0, 0, 0, 0};
-  while (!text.empty()) {
-    size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    if (line.empty() || line[0] == '#') continue;
-    std::string_view name;
-    double value = 0;
-    if (!ParseSample(line, &name, &value)) continue;
-    const Field field = FieldOf(name);
-    if (field == Field::kNone) continue;
-    if (!InRange(field, value)) {
-      return InvalidArgumentError("/metrics: " + std::string(name) + " is " + std::to_string(value) +
+  Status status = obs::VisitSamples(text, [&](const obs::Sample& sample) {
+    const Field field = FieldOf(sample.name);
+    if (field == Field::kNone) return OkStatus();
+    if (!InRange(field, sample.value)) {
+      return InvalidArgumentError("/metrics: " + sample.name + " is " + std::to_string(sample.value) +
                                   (field == Field::kKvUsage || field == Field::kBusy ? ", not a fraction in [0, 1]"
                                                                                      : ", not a request count"));
     }
-    sums[static_cast<int>(field)] += value;
+    sums[static_cast<int>(field)] += sample.value;
     ++counts[static_cast<int>(field)];
-  }
+    return OkStatus();
+  });
+  if (!status.ok()) return status;
   EngineLoad load;
   if (counts[1] > 0) load.num_running = sums[1];
   if (counts[2] > 0) load.num_waiting = sums[2];

@@ -1,4 +1,5 @@
-// ParseEngineLoad: reads an engine's Prometheus /metrics text for the numbers routing needs
+// ParseEngineLoad: reads an engine's Prometheus /metrics text (with obs/exposition.h, the
+// project's one reader of it) for the numbers routing needs
 // (running, waiting, KV usage), under surge serve's names or vLLM's, so that the router
 // balances other engines too.
 #pragma once

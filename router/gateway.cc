@@ -54,9 +54,20 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   if (!gate.ok()) return gate.status();
   gateway->gate_ = std::move(gate).value();
   if (Status status = gateway->StartTracing(); !status.ok()) return status;
-  gateway->client_ = std::make_unique<net::HttpClient>(net::HttpClientOptions{.connect_timeout_ms = c.timeouts.connect_ms});
+  net::HttpServerOptions server_options;
+  server_options.host = c.host;
+  server_options.port = static_cast<uint16_t>(c.port);
+  server_options.max_body_bytes = static_cast<size_t>(c.max_body_bytes);
+  gateway->server_ = std::make_unique<net::HttpServer>(server_options);
+  const net::HttpClientOptions client_options{.connect_timeout_ms = c.timeouts.connect_ms};
+  // The proxy's client runs on the server's io thread: a request's hand-off to its backend
+  // and its answer's way back to the client cross no thread. The monitor's checks run
+  // before the server starts, on a client of their own.
+  gateway->client_ = std::make_unique<net::HttpClient>(client_options, *gateway->server_);
+  gateway->monitor_client_ = std::make_unique<net::HttpClient>(client_options);
   BackendSet* set = gateway->backends_.get();
-  gateway->monitor_ = std::make_unique<BackendMonitor>(c.health, *gateway->client_, [set] { return set->Snapshot(); });
+  gateway->monitor_ =
+      std::make_unique<BackendMonitor>(c.health, *gateway->monitor_client_, [set] { return set->Snapshot(); });
   gateway->delays_ = std::make_unique<DelayQueue>();
   if (c.cache.on()) {
     StatusOr<std::unique_ptr<ResponseCache>> cache =
@@ -67,11 +78,6 @@ StatusOr<std::unique_ptr<Gateway>> Gateway::Create(RouteConfig config) {
   gateway->context_.reset(new ProxyContext{c, *gateway->backends_, *gateway->client_, *gateway->metrics_,
                                            *gateway->delays_, *gateway->gate_, gateway->tracer_.get(),
                                            gateway->cache_.get()});
-  net::HttpServerOptions server_options;
-  server_options.host = c.host;
-  server_options.port = static_cast<uint16_t>(c.port);
-  server_options.max_body_bytes = static_cast<size_t>(c.max_body_bytes);
-  gateway->server_ = std::make_unique<net::HttpServer>(server_options);
   gateway->RegisterRoutes();
   return gateway;
 }
@@ -201,14 +207,16 @@ bool Gateway::Shutdown(std::chrono::milliseconds timeout) {
 }
 
 void Gateway::Stop() {
-  if (stopped_ || server_ == nullptr) return;  // nothing was started (Create failed midway)
+  if (stopped_ || context_ == nullptr) return;  // nothing was started (Create failed midway)
   stopped_ = true;
-  // Order matters: no new attempts or retries, then no clients, no checks, and last the
-  // HTTP client (its cancelled requests' callbacks see `stopping` and retry nothing).
+  // Order matters: no new attempts or retries, then no clients (the server's Stop also ends
+  // the proxy client's requests, on its loop: their callbacks see `stopping` and retry
+  // nothing), no checks, and last the HTTP clients.
   context_->stopping.store(true);
   server_->Stop();
   monitor_->Stop();
   client_.reset();
+  monitor_client_.reset();
   if (exporter_) exporter_->Shutdown();  // what the last requests traced still goes out
 }
 

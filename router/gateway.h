@@ -91,7 +91,8 @@ class Gateway {
   std::unique_ptr<obs::SpanExporter> exporter_;  // tracing on only
   std::unique_ptr<obs::Tracer> tracer_;
   std::unique_ptr<BackendMonitor> monitor_;
-  std::unique_ptr<net::HttpClient> client_;
+  std::unique_ptr<net::HttpClient> monitor_client_;  // on its own io thread
+  std::unique_ptr<net::HttpClient> client_;          // the proxy's: on server_'s io thread
   std::unique_ptr<ProxyContext> context_;
   std::unique_ptr<DelayQueue> delays_;
   // Its Redis workers may still be answering lookups: it goes before what they call into.

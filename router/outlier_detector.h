@@ -8,13 +8,25 @@
 #include <deque>
 
 #include "router/route_config.h"
+#include "router/trip_condition.h"
 
 namespace surge::router {
 
-// Not thread-safe: the owner (Backend) holds a lock around it.
-class OutlierDetector {
+// A trip condition of BackendHealth that trips with the caller's consent (WantsOut ->
+// TakeOut). Not thread-safe: the owner holds a lock around it.
+class OutlierDetector final : public TripCondition {
  public:
   explicit OutlierDetector(EjectionConfig config) : config_(config) {}
+
+  // TripCondition: not ejected; a success or failure recorded (a neutral one says nothing);
+  // ShouldEject and Eject.
+  bool AllowsRouting(int64_t now_ms) const override { return !IsEjected(now_ms); }
+  void OnSent(int64_t /*now_ms*/) override {}
+  void OnOutcome(AttemptOutcome outcome, int64_t now_ms) override {
+    if (outcome != AttemptOutcome::kNeutral) Record(outcome == AttemptOutcome::kFailure, now_ms);
+  }
+  bool WantsOut(int64_t now_ms) override { return ShouldEject(now_ms); }
+  void TakeOut(int64_t now_ms) override { Eject(now_ms); }
 
   void Record(bool failed, int64_t now_ms);
   // The window holds enough requests and too many failed.

@@ -68,19 +68,12 @@ std::vector<std::string> PolicyNames() {
 }
 
 double LoadFraction(const Candidate& candidate, const PolicyOptions& options) {
-  if (candidate.load.kv_usage >= 0) return std::clamp(candidate.load.kv_usage, 0.0, 1.0);
-  const double running = std::max(candidate.load.num_running, static_cast<double>(candidate.num_in_flight));
-  return std::clamp(running / options.backend_capacity, 0.0, 1.0);
+  return LoadFraction(candidate.load, candidate.num_in_flight, options.backend_capacity);
 }
 
-double QueueLength(const Candidate& candidate) {
-  return std::max(candidate.load.num_waiting, 0.0) + candidate.num_in_flight;
-}
+double QueueLength(const Candidate& candidate) { return QueueLength(candidate.load, candidate.num_in_flight); }
 
-double RequestLoad(const Candidate& candidate) {
-  const double reported = std::max(candidate.load.num_running, 0.0) + std::max(candidate.load.num_waiting, 0.0);
-  return std::max(reported, static_cast<double>(candidate.num_in_flight));
-}
+double RequestLoad(const Candidate& candidate) { return RequestLoad(candidate.load, candidate.num_in_flight); }
 
 std::vector<Scorer> LeastLoadScorers() {
   return {

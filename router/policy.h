@@ -66,13 +66,9 @@ void RegisterPolicy(std::string name, PolicyFactory factory);
 StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name, const PolicyOptions& options);
 std::vector<std::string> PolicyNames();  // sorted
 
-// Load views shared by the policies.
-// Fraction of the backend in use, [0, 1]: its KV usage when it reports one, else
-// running / options.backend_capacity (running: the larger of /metrics and our in-flight).
-double LoadFraction(const Candidate& candidate, const PolicyOptions& options);
-// Requests waiting for it: its reported waiting count plus this router's in-flight ones.
+// The load formula (router/engine_load.h) applied to a candidate.
+double LoadFraction(const Candidate& candidate, const PolicyOptions& options);  // capacity: backend_capacity
 double QueueLength(const Candidate& candidate);
-// Requests on it, counted once: max(running + waiting, our in-flight) (see cache_aware.h).
 double RequestLoad(const Candidate& candidate);
 
 // least-load as weighted scorers: score = sum(weight * scorer), higher wins.
@@ -86,7 +82,7 @@ std::unique_ptr<Policy> MakeScoringPolicy(std::string name, std::vector<Scorer> 
 std::unique_ptr<Policy> MakeRoundRobinPolicy();
 std::unique_ptr<Policy> MakeP2cPolicy(const PolicyOptions& options);
 std::unique_ptr<Policy> MakeSessionPolicy(const PolicyOptions& options);
-// cache-aware (cache_aware_policy.cc): loads options.tokenizer and options.chat_template.
+// cache-aware (policies/cache_aware_policy.cc): loads options.tokenizer and options.chat_template.
 StatusOr<std::unique_ptr<Policy>> MakeCacheAwarePolicy(const PolicyOptions& options);
 
 // The affinity key of a request for the session policy: the header, else the body's

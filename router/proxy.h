@@ -1,8 +1,8 @@
-// The proxy path: one client request forwarded to a backend its pool's policy chose,
-// streamed back as it arrives (SSE) or whole (everything else, so that a failure before
-// the client saw a byte can still be retried elsewhere), with retries, jittered back-off,
-// breaker and ejection bookkeeping, and the backend request cancelled the moment the
-// client goes away.
+// The proxy routes' entry: what every proxied request borrows from the Gateway
+// (ProxyContext) and ProxyRequest, which runs the request through the stages of
+// router/pipeline/ (auth and limits, response cache, pool choice, tier admission, policy,
+// forward: streamed back as it arrives, or whole so that a failure before the client saw a
+// byte can still be retried elsewhere).
 #pragma once
 
 #include <atomic>
@@ -35,8 +35,8 @@ struct ProxyContext {
   std::atomic<bool> stopping{false};
 };
 
-// Forwards `request` (any method and path; the target is sent as is). Returns at once;
-// the answer goes through `writer`.
+// Forwards `request` (any method and path; the target is sent as is) through the pipeline.
+// Returns at once; the answer goes through `writer`.
 void ProxyRequest(ProxyContext& context, net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer);
 
 // The HTTP status a failed attempt's Status maps to: 504 for timeouts, 502 otherwise.

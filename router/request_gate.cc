@@ -128,21 +128,25 @@ std::string RequestGate::PickTierPool(Tier tier, const BackendSet& backends) {
   return best;
 }
 
-RequestGate::Admission RequestGate::Admit(Tier tier, const std::string& model_pool, const BackendSet& backends,
-                                          TierAdmission::AdmitCallback on_admitted) {
+RequestGate::PoolChoice RequestGate::ChoosePool(Tier tier, const std::string& model_pool, const BackendSet& backends) {
   if (!tiers_on()) return {model_pool};
-  Admission result{PickTierPool(tier, backends)};
+  PoolChoice result{PickTierPool(tier, backends)};
   if (result.pool.empty()) {
     result.pool = borrow_->PoolsFor(tier).front();
     result.refusal = FromReply(api::MakeErrorReply(UnavailableError(
         std::string("no routable backend for the ") + TierName(tier) + " tier (pool '" + result.pool + "')")));
-    return result;
   }
-  TierAdmission::AdmitResult admitted = AdmissionFor(result.pool)->Admit(tier, std::move(on_admitted));
+  return result;
+}
+
+RequestGate::Admission RequestGate::Admit(Tier tier, const std::string& pool, TierAdmission::AdmitCallback on_admitted) {
+  if (!tiers_on()) return {};
+  Admission result;
+  TierAdmission::AdmitResult admitted = AdmissionFor(pool)->Admit(tier, std::move(on_admitted));
   if (!admitted.status.ok()) {
     net::HttpHeaders headers{{"retry-after", std::to_string(admitted.retry_after_s)}};
     result.refusal = FromReply(api::MakeErrorReply(ResourceExhaustedError(
-                                   std::string("the ") + TierName(tier) + " queue of pool '" + result.pool +
+                                   std::string("the ") + TierName(tier) + " queue of pool '" + pool +
                                    "' is full; retry after " + std::to_string(admitted.retry_after_s) + " s")),
                                std::move(headers));
     return result;

@@ -58,17 +58,22 @@ class RequestGate {
   // key must have "admin": true (401 for no or an unknown key, 403 for a key without it).
   std::optional<GateRefusal> CheckAdmin(const net::HttpRequest& request) const;
 
-  // Tiers on: the pool for `tier` (its own, or a borrowed one with room) and a ticket of
-  // its admission queue: admitted now, or `on_admitted` runs later (any thread). Tiers off:
-  // `model_pool`, always admitted, ticket 0.
-  struct Admission {
+  // Tiers on: the pool for `tier` (its own, or a borrowed one with room), or a refusal (503,
+  // with the tier's own pool) when no pool of it has a routable backend. Tiers off:
+  // `model_pool`.
+  struct PoolChoice {
     std::string pool;
+    std::optional<GateRefusal> refusal;
+  };
+  PoolChoice ChoosePool(Tier tier, const std::string& model_pool, const BackendSet& backends);
+  // Tiers on: a ticket of `pool`'s admission queue: admitted now, or `on_admitted` runs
+  // later (any thread). Tiers off: always admitted, ticket kNoTicket.
+  struct Admission {
     TicketId ticket = kNoTicket;
     bool admitted = true;
     std::optional<GateRefusal> refusal;  // the queue is full
   };
-  Admission Admit(Tier tier, const std::string& model_pool, const BackendSet& backends,
-                  TierAdmission::AdmitCallback on_admitted);
+  Admission Admit(Tier tier, const std::string& pool, TierAdmission::AdmitCallback on_admitted);
   // A queued ticket whose client left: true when it was still queued (nothing to release).
   bool Cancel(const std::string& pool, TicketId ticket);
   // The request ended: its slot back, its tokens settled, its TTFT counted (when >= 0).

@@ -2,21 +2,30 @@
 
 #include <atomic>
 
-#include "api/response_common.h"
-#include "base/block_hash.h"
+#include "api/kv_events.h"
 #include "net/sse.h"
 #include "server/server_context.h"
 
 namespace surge {
 
-std::string KvEventBatchJson(const KvEventBatch& batch) {
-  api::Json events = api::Json::array();
-  for (const KvEvent& event : batch.events) {
-    api::Json hashes = api::Json::array();
-    for (uint64_t hash : event.block_hashes) hashes.push_back(BlockHashToHex(hash));
-    events.push_back({{"type", KvEventTypeName(event.type)}, {"block_hashes", std::move(hashes)}});
+namespace {
+
+api::KvEventRun::Type WireType(KvEvent::Type type) {
+  switch (type) {
+    case KvEvent::Type::kStored: return api::KvEventRun::Type::kStored;
+    case KvEvent::Type::kEvicted: return api::KvEventRun::Type::kEvicted;
+    case KvEvent::Type::kCleared: return api::KvEventRun::Type::kCleared;
   }
-  return api::Dump({{"seq", batch.seq}, {"snapshot", batch.snapshot}, {"events", std::move(events)}});
+  return api::KvEventRun::Type::kStored;
+}
+
+}  // namespace
+
+std::string KvEventBatchJson(const KvEventBatch& batch) {
+  api::KvEventBatch wire{.seq = batch.seq, .snapshot = batch.snapshot, .events = {}};
+  wire.events.reserve(batch.events.size());
+  for (const KvEvent& event : batch.events) wire.events.push_back({WireType(event.type), event.block_hashes});
+  return api::EncodeKvEventBatch(wire);
 }
 
 // Drains the subscription on a worker (never on the engine thread, whose notify only
@@ -98,12 +107,9 @@ void HandleKvConfig(ServerContext& context, net::ResponseWriter& writer) {
     return context.ReplyError(writer, "/kv_config", {NotFoundError("prefix caching is off on this server"), "", ""});
   }
   context.Reply(writer, "/kv_config", 200,
-                api::Dump({{"prefix_caching", true},
-                           {"block_size", info.block_size},
-                           {"hash", kBlockHashName},
-                           {"hash_seed", BlockHashToHex(info.hash_seed)},
-                           {"num_total_blocks", info.num_total_blocks},
-                           {"events", "/kv_events"}}));
+                api::EncodeKvConfig({.block_size = info.block_size,
+                                     .hash_seed = info.hash_seed,
+                                     .num_total_blocks = info.num_total_blocks}));
 }
 
 void HandleKvEvents(ServerContext& context, std::shared_ptr<net::ResponseWriter> writer) {

@@ -17,12 +17,10 @@ namespace surge {
 
 class ServerContext;
 
-// One batch as the stream's JSON: {"seq":N,"snapshot":bool,"events":[{"type":"stored",
-// "block_hashes":["<16 hex digits>",...]},...]}.
+// One batch as the stream's JSON (api/kv_events.h, whose decoder the router uses).
 std::string KvEventBatchJson(const KvEventBatch& batch);
 
-// GET /kv_config: {"prefix_caching", "block_size", "hash", "hash_seed" (16 hex digits),
-// "num_total_blocks", "events"}: 404 when the engine has no prefix cache.
+// GET /kv_config (api::EncodeKvConfig): 404 when the engine has no prefix cache.
 void HandleKvConfig(ServerContext& context, net::ResponseWriter& writer);
 // GET /kv_events: the stream; 404 when the engine has no prefix cache, 429 past the
 // engine's subscriber limit, 503 while shutting down.

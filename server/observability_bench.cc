@@ -8,7 +8,7 @@
 
 #include "base/yaml/yaml_to_json.h"
 #include "obs/alarms/alarm_evaluator.h"
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 #include "obs/otlp_encoder.h"
 #include "obs/span_exporter.h"
 #include "obs/trace_context.h"

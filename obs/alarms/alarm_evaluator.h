@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "obs/alarms/alarm_rules.h"
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 #include "obs/alarms/sample_history.h"
 
 namespace surge::obs {

@@ -13,11 +13,9 @@
 
 #include "base/bounded_regex.h"
 #include "base/status.h"
+#include "obs/exposition.h"  // Labels
 
 namespace surge::obs {
-
-// Sorted label name -> value (a series' identity, with the metric name).
-using Labels = std::map<std::string, std::string>;
 
 // One PromQL label matcher: = != =~ !~ (regexes match the whole value, as in PromQL).
 struct LabelMatcher {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "obs/alarms/alarm_rules.h"
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 
 namespace surge::obs {
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "router/engine_load.h"
+
 namespace surge::router {
 namespace {
 
@@ -32,9 +34,7 @@ int32_t BestOf(std::span<const int32_t> scores, std::span<const double> loads, s
 
 }  // namespace
 
-double EffectiveLoad(const CacheAwareBackend& backend) {
-  return std::max(backend.load, static_cast<double>(backend.num_in_flight));
-}
+double EffectiveLoad(const CacheAwareBackend& backend) { return RequestLoad(backend.load, backend.num_in_flight); }
 
 CacheAwareDecision CacheAwarePick(std::span<const uint64_t> prompt_block_hashes,
                                   std::span<const CacheAwareBackend> backends, const CacheAwareOptions& options,

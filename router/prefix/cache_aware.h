@@ -36,9 +36,7 @@ struct CacheAwareDecision {
   bool balance_fallback = false;   // the guard chose by load alone
 };
 
-// The load a decision counts: the router's in-flight requests are on the backend too, so
-// the larger of the two is the best estimate -- fresh even when /metrics lags behind the
-// decisions just taken, without counting a request twice.
+// The load a decision counts: RequestLoad (router/engine_load.h) of the two.
 double EffectiveLoad(const CacheAwareBackend& backend);
 
 CacheAwareDecision CacheAwarePick(std::span<const uint64_t> prompt_block_hashes,

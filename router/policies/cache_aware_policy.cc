@@ -60,7 +60,7 @@ class CacheAwarePolicy final : public Policy {
     for (const Candidate& c : candidates) {
       auto it = backends_.find(c.backend_id);
       const BlockIndex* index = it == backends_.end() ? nullptr : it->second.index.get();
-      scored.push_back({index, ReportedLoad(c), c.num_in_flight});
+      scored.push_back({index, ReportedRequests(c.load), c.num_in_flight});
     }
     const CacheAwareOptions pick_options{options_.balance_abs_threshold, options_.balance_rel_threshold};
     const CacheAwareDecision decision = CacheAwarePick(*hashes, scored, pick_options, rng_);
@@ -87,13 +87,9 @@ class CacheAwarePolicy final : public Policy {
   }
 
  private:
-  static double ReportedLoad(const Candidate& c) {
-    return std::max(0.0, c.load.num_running) + std::max(0.0, c.load.num_waiting);
-  }
-
   PickResult LeastLoad(std::span<const Candidate> candidates, std::string_view why) {
     std::vector<CacheAwareBackend> scored;
-    for (const Candidate& c : candidates) scored.push_back({nullptr, ReportedLoad(c), c.num_in_flight});
+    for (const Candidate& c : candidates) scored.push_back({nullptr, ReportedRequests(c.load), c.num_in_flight});
     std::lock_guard lock(mu_);
     const CacheAwareDecision decision = CacheAwarePick({}, scored, {}, rng_);
     return {static_cast<size_t>(decision.backend), why};

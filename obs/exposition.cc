@@ -1,9 +1,11 @@
-#include "obs/alarms/exposition.h"
+#include "obs/exposition.h"
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace surge::obs {
 namespace {
@@ -19,7 +21,12 @@ bool ParseValue(std::string_view text, double* out) {
   if (text == "NaN") return *out = std::numeric_limits<double>::quiet_NaN(), true;
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
+  if (end != text.data() + text.size()) return false;
+  if (ec == std::errc::result_out_of_range) {
+    *out = std::strtod(std::string(text).c_str(), nullptr);  // 1e999: +Inf, 1e-999: 0, as strtod reads them
+    return true;
+  }
+  return ec == std::errc();
 }
 
 // `{a="x",b="y"}` from `pos` (at '{'); leaves pos after '}'.
@@ -50,7 +57,19 @@ bool ParseLabels(std::string_view line, size_t* pos, Labels* labels) {
   return true;
 }
 
+// The next line of `*text` (its '\n' and a trailing '\r' dropped); `*text` moves past it.
+std::string_view NextLine(std::string_view* text) {
+  const size_t newline = text->find('\n');
+  std::string_view line = text->substr(0, newline);
+  text->remove_prefix(newline == std::string_view::npos ? text->size() : newline + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+}  // namespace
+
 bool ParseSampleLine(std::string_view line, Sample* sample) {
+  *sample = Sample();
   size_t pos = 0;
   while (pos < line.size() && IsNameChar(line[pos], pos == 0)) ++pos;
   if (pos == 0) return false;
@@ -62,16 +81,12 @@ bool ParseSampleLine(std::string_view line, Sample* sample) {
                     &sample->value);
 }
 
-}  // namespace
-
 StatusOr<Exposition> ParseExposition(std::string_view text) {
   Exposition exposition;
   size_t number = 0;
   while (!text.empty()) {
     ++number;
-    const size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    const std::string_view line = NextLine(&text);
     if (line.empty()) continue;
     if (line.front() == '#') {
       if (line.rfind("# TYPE ", 0) == 0) {
@@ -88,6 +103,16 @@ StatusOr<Exposition> ParseExposition(std::string_view text) {
     exposition.samples.push_back(std::move(sample));
   }
   return exposition;
+}
+
+Status VisitSamples(std::string_view text, const std::function<Status(const Sample&)>& visit) {
+  Sample sample;
+  while (!text.empty()) {
+    const std::string_view line = NextLine(&text);
+    if (line.empty() || line.front() == '#' || !ParseSampleLine(line, &sample)) continue;
+    if (Status status = visit(sample); !status.ok()) return status;
+  }
+  return OkStatus();
 }
 
 }  // namespace surge::obs

@@ -1,9 +1,9 @@
-#include "router/prefix/kv_events.h"
+#include "api/kv_events.h"
 
 #include "base/block_hash.h"
 #include "base/json_access.h"
 
-namespace surge::router {
+namespace surge::api {
 namespace {
 
 using json::Json;
@@ -28,9 +28,9 @@ StatusOr<uint64_t> HashOf(const Json& value) {
 }
 
 StatusOr<KvEventRun::Type> TypeOf(const Json* value) {
-  if (value != nullptr && *value == "stored") return KvEventRun::Type::kStored;
-  if (value != nullptr && *value == "evicted") return KvEventRun::Type::kEvicted;
-  if (value != nullptr && *value == "cleared") return KvEventRun::Type::kCleared;
+  for (KvEventRun::Type type : {KvEventRun::Type::kStored, KvEventRun::Type::kEvicted, KvEventRun::Type::kCleared}) {
+    if (value != nullptr && *value == KvEventTypeName(type)) return type;
+  }
   return InvalidArgumentError("unknown KV event type " + (value != nullptr ? json::Dump(*value).substr(0, 40) : "(none)"));
 }
 
@@ -54,6 +54,34 @@ StatusOr<KvEventRun> RunOf(const Json& event, size_t* num_hashes, size_t max_has
 }
 
 }  // namespace
+
+const char* KvEventTypeName(KvEventRun::Type type) {
+  switch (type) {
+    case KvEventRun::Type::kStored: return "stored";
+    case KvEventRun::Type::kEvicted: return "evicted";
+    case KvEventRun::Type::kCleared: return "cleared";
+  }
+  return "stored";
+}
+
+std::string EncodeKvConfig(const KvConfig& config) {
+  return json::Dump(Json{{"prefix_caching", true},
+                         {"block_size", config.block_size},
+                         {"hash", kBlockHashName},
+                         {"hash_seed", BlockHashToHex(config.hash_seed)},
+                         {"num_total_blocks", config.num_total_blocks},
+                         {"events", "/kv_events"}});
+}
+
+std::string EncodeKvEventBatch(const KvEventBatch& batch) {
+  Json events = Json::array();
+  for (const KvEventRun& run : batch.events) {
+    Json hashes = Json::array();
+    for (uint64_t hash : run.block_hashes) hashes.push_back(BlockHashToHex(hash));
+    events.push_back({{"type", KvEventTypeName(run.type)}, {"block_hashes", std::move(hashes)}});
+  }
+  return json::Dump(Json{{"seq", batch.seq}, {"snapshot", batch.snapshot}, {"events", std::move(events)}});
+}
 
 StatusOr<KvConfig> ParseKvConfig(std::string_view text) {
   ASSIGN_OR_RETURN(Json value, ParseObject(text, "/kv_config"));
@@ -98,4 +126,4 @@ StatusOr<KvEventBatch> ParseKvEventBatch(std::string_view text, size_t max_hashe
   return batch;
 }
 
-}  // namespace surge::router
+}  // namespace surge::api
