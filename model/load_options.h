@@ -30,8 +30,9 @@ struct LoadOptions {
   // results independent of how prompts are chunked.
   enum class MlaMode { kAbsorbed, kExpanded };
   MlaMode mla_mode = MlaMode::kAbsorbed;
-  // GGUF only: what Q8_0 and Q6_K tensors become -- kInt8 (requantized per output row,
-  // the default: measured in docs/PERF.md) or kBF16/kF32 (dequantized). Q4_0/Q4_K are
+  // GGUF only: what Q8_0 and Q6_K tensors become -- kInt8 (the default: int8 groups of 32
+  // with f16 scales, kInt8Groups, which is Q8_0 itself and Q6_K/Q5_* requantized per
+  // group; docs/PERPLEXITY.md) or kBF16/kF32 (dequantized). Q4_0/Q4_K are
   // repacked as int4-g32 without requantizing; F32/F16/BF16 tensors take dtype/quantize
   // above like a Hugging Face model's.
   WeightDType gguf_wide_quant_dtype = WeightDType::kInt8;

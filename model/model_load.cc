@@ -50,10 +50,11 @@ int WidthRank(WeightDType dtype) {
   switch (dtype) {
     case WeightDType::kInt4: return 0;
     case WeightDType::kInt8: return 1;
-    case WeightDType::kBF16: return 2;
-    case WeightDType::kF32: return 3;
+    case WeightDType::kInt8Groups: return 2;
+    case WeightDType::kBF16: return 3;
+    case WeightDType::kF32: return 4;
   }
-  return 3;
+  return 4;
 }
 
 // Packs the stacked rows of `parts`. All int4 groups: repacked as they are. Otherwise
