@@ -8,9 +8,9 @@ void RegisterWeightFlags(FlagParser& parser, WeightFlags& f) {
                    "float32 | float, bfloat16, float16 | half (= bf16: no f16 matmul kernels here, as vLLM's CPU "
                    "backend casts float16 to bfloat16)");
   parser.AddString("quantize", &f.quantize,
-                   "none (default) | int8 (per output row) | int4 (per group, asymmetric)");
-  parser.AddInt("group-size", &f.group_size, "int4 group size along the input: 32 (default) | 64 | 128");
-  parser.AddBool("int4-lm-head", &f.int4_lm_head, "with --quantize int4, make lm_head int4 too (default int8)");
+                   "none (default) | int8 (per group, symmetric) | int4 (per group, asymmetric)");
+  parser.AddInt("group-size", &f.group_size, "int4/int8 group size along the input (one scale per group): 32 (default) | 64 | 128");
+  parser.AddBool("int4-lm-head", &f.int4_lm_head, "with --quantize int4, make lm_head int4 too (default int8 in the same groups)");
   parser.AddString("mla-attention", &f.mla_attention,
                    "DeepSeek MLA: absorbed (default; attention on the cached latent) | expanded "
                    "(per-head K/V rebuilt from the latent every step)");

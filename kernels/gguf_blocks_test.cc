@@ -252,5 +252,23 @@ TEST(GgufBlocksTest, PackInt4GroupsKeepsEveryValue) {
   }
 }
 
+// Q8_0 (ggml's reference quantizer) dequantized and packed as int8 groups of 32 keeps
+// every value: the group scale is the block's d and the q are its q (QuantizeInt8Group).
+TEST(GgufBlocksTest, Q8_0PacksExactlyAsInt8Groups) {
+  const int64_t rows = 19, cols = 320;  // a partial last panel
+  std::vector<float> x = Random(rows * cols, 12, 0.05f);
+  x[5] = 0.0f;
+  for (int64_t k = 64; k < 96; ++k) x[k] = 0.0f;  // an all-zero block
+  std::vector<uint8_t> blocks(BlockRowBytes(BlockType::kQ8_0, cols) * rows);
+  QuantizeBlocks(BlockType::kQ8_0, x.data(), rows * cols, blocks.data());
+  std::vector<float> values(rows * cols);
+  DequantizeBlocks(BlockType::kQ8_0, blocks.data(), rows * cols, values.data());
+  const PackedWeight packed =
+      PackedWeight::Pack(values.data(), rows, cols, {WeightDType::kInt8Groups, 32});
+  EXPECT_EQ(packed.Unpack(), values);
+  // 34 bytes per 32 weights, as the file: 2 panels x 10 groups x (16 x 32 + 16 x 2).
+  EXPECT_EQ(packed.size_bytes(), 2 * 10 * (16 * 32 + 32));
+}
+
 }  // namespace
 }  // namespace surge

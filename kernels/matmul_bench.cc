@@ -1,10 +1,11 @@
-// MatMul throughput for every weight format at decode (M = 1, 8) and prefill (M = 128,
-// 512) sizes of the 110M Llama's linear layers, next to this machine's limits measured
-// by the same binary: BM_Limits prints them, and every MatMul line reports GB/s of
-// weights read and GFLOP/s with their percentage of those limits.
+// MatMul throughput for every weight format at decode (M = 1, 8), batched decode (M = 16,
+// 32, 64) and prefill (M = 128, 512) sizes of the 110M Llama's linear layers, next to
+// this machine's limits measured by the same binary: BM_Limits prints them, and every
+// MatMul line reports GB/s of weights read and GFLOP/s with their percentage of those
+// limits (%peak: of the int8 dot peak for the integer kernels, bf16 dot for vdpbf16ps).
 //
-// Decode sizes read "cold" weights: the matrix is copied until the copies pass 1 GiB
-// (beyond the L3) and each call takes the next copy, as a forward pass streams every
+// Decode sizes (M <= 64) read "cold" weights: the matrix is copied until the copies pass
+// 1 GiB (beyond the L3) and each call takes the next copy, as a decode step streams every
 // layer's weights once from DRAM. Prefill sizes reuse one copy (they are compute-bound).
 //
 //   build-kern/matmul_bench --benchmark_filter='BM_Limits|MatMul/.*/m:1/'
@@ -41,15 +42,14 @@ ThreadPool& Pool() {
 }
 
 constexpr int64_t kColdBytes = int64_t{1} << 30;
-constexpr int64_t kMaxColdRows = 8;
+constexpr int64_t kMaxColdRows = 64;  // decode batches stream W from DRAM
 
 // Formats by benchmark argument; kRowMajor is the unpacked f32 path for comparison.
-const WeightFormat kFormats[] = {{WeightDType::kF32},
-                                 {WeightDType::kBF16},
-                                 {WeightDType::kInt8},
-                                 {WeightDType::kInt4, 32},
-                                 {WeightDType::kInt4, 128}};
-constexpr int kRowMajor = 5;
+const WeightFormat kFormats[] = {{WeightDType::kF32},       {WeightDType::kBF16},
+                                 {WeightDType::kInt8},      {WeightDType::kInt4, 32},
+                                 {WeightDType::kInt4, 128}, {WeightDType::kInt8Groups, 32}};
+constexpr int kNumFormats = 6;
+constexpr int kRowMajor = kNumFormats;
 // The kernel argument that names internal::AmxKernel (not in every CPU's list).
 constexpr int kAmxKernel = 99;
 
@@ -153,14 +153,14 @@ void BM_MatMul(benchmark::State& state) {
 void AddShapes(benchmark::internal::Benchmark* b, int format, int kernel,
                std::initializer_list<std::pair<int64_t, int64_t>> shapes) {
   for (auto [n, k] : shapes)
-    for (int64_t m : {1, 8, 128, 512}) b->Args({format, kernel, m, n, k});
+    for (int64_t m : {1, 8, 16, 32, 64, 128, 512}) b->Args({format, kernel, m, n, k});
 }
 
 // All formats on all five 110M shapes; the alternatives and the row-major f32 path on
 // two of them.
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"format", "kernel", "m", "n", "k"});
-  for (int format = 0; format < 5; ++format) {
+  for (int format = 0; format < kNumFormats; ++format) {
     AddShapes(b, format, 0, {{768, 768}, {2304, 768}, {4096, 768}, {768, 2048}, {32000, 768}});
   }
   AddShapes(b, 1, 1, {{768, 768}, {4096, 768}});  // bf16 vdpbf16ps

@@ -30,6 +30,7 @@ struct Scratch {
   std::vector<uint8_t> data;
   std::vector<float> scales;
   std::vector<float> group_sums;
+  std::vector<float> q_sums;
 };
 thread_local Scratch t_scratch;
 
@@ -51,7 +52,9 @@ PreparedActivations Prepare(const PackedKernel& kernel, const float* x, int64_t 
   if (kernel.activations == ActivationFormat::kS8Groups) {
     a.group_size = w.group_size;
     a.num_groups = a.stride / w.group_size;
+    a.scales = GrowTo(t_scratch.scales, m * a.num_groups);
     a.group_sums = GrowTo(t_scratch.group_sums, m * a.num_groups);
+    a.q_sums = GrowTo(t_scratch.q_sums, m * a.num_groups);
   }
   if (pool == nullptr || m == 1 || m * w.cols < kMinParallelPrepare) {
     kernel.prepare(x, w.cols, 0, m, a);
@@ -83,8 +86,9 @@ PackedKernel DefaultPackedKernel(WeightDType dtype, SimdLevel level) {
   if (level >= SimdLevel::kAvx512Bf16 && dtype == WeightDType::kBF16) {
     return Avx512Kernel(dtype);  // widening measured faster than vdpbf16ps: docs/PERF.md
   }
-  if (level >= SimdLevel::kAvx512Vnni &&
-      (dtype == WeightDType::kInt8 || dtype == WeightDType::kInt4)) {
+  if (level >= SimdLevel::kAvx512Vnni && (dtype == WeightDType::kInt8 ||
+                                           dtype == WeightDType::kInt4 ||
+                                           dtype == WeightDType::kInt8Groups)) {
     return Avx512VnniKernel(dtype);
   }
   if (level >= SimdLevel::kAvx512 && (dtype == WeightDType::kF32 || dtype == WeightDType::kBF16)) {
@@ -130,7 +134,8 @@ std::vector<PackedKernel> PackedKernels(WeightDType dtype, SimdLevel level) {
   };
   if (level >= SimdLevel::kAvx512Bf16 && dtype == WeightDType::kBF16) add(Avx512Bf16DotKernel());
   if (level >= SimdLevel::kAvx512 && dtype == WeightDType::kInt4) add(Avx512Kernel(dtype));
-  if (level >= SimdLevel::kAmx && dtype != WeightDType::kF32) add(AmxKernel(dtype));
+  if (level >= SimdLevel::kAmx && dtype != WeightDType::kF32 && dtype != WeightDType::kInt8Groups)
+    add(AmxKernel(dtype));
   return kernels;
 }
 

@@ -19,7 +19,8 @@ enum class ActivationFormat {
   kBf16,      // bf16 of x in k-pairs (4-byte units), an odd K's pair padded with 0
   kU8Offset,  // uint8 q + 128 (QuantizeActivationRow's q) in k-quads, padded with 128 (= 0)
   kS8,        // int8 q in k-quads, padded with 0
-  kS8Groups,  // int8 q, stride = groups * group_size, padded with 0, plus group sums
+  kS8Groups,  // int8 q per group, stride = groups * group_size, padded with 0, plus group
+              // scales and scaled group sums
 };
 
 // The converted activations of rows [0, m): `stride` bytes per row, in 4-byte units
@@ -33,10 +34,16 @@ struct PreparedActivations {
   uint8_t* data = nullptr;     // [ceil(m / R) * R * stride] bytes, laid out as above
   int64_t stride = 0;          // bytes per row (a multiple of 4)
   int64_t rows_per_block = 1;  // R
-  float* scales = nullptr;     // [m]: int8 formats, x ~ scale * q
-  // kS8Groups: [m, num_groups] sum of q over each group, as f32 (exact: |sum| <= 128 *
-  // 127 < 2^24) so the kernels broadcast it straight from memory.
+  // kU8Offset, kS8: [m], x ~ scale * q over the row. kS8Groups: [m, num_groups], x ~
+  // scale * q over each group of group_size values (QuantizeActivationRow on the group):
+  // one scale per 32 values for int4-g32, as llama.cpp's Q8_1 activations.
+  float* scales = nullptr;
+  // kS8Groups: [m, num_groups] scale * (sum of q over the group), the f32 product rounded
+  // once (the sum itself is exact), so the kernels broadcast it straight from memory.
   float* group_sums = nullptr;
+  // kS8Groups: [m, num_groups] the sum of q over the group itself, as f32 (exact: |sum|
+  // <= 128 * 127 < 2^24): the int8-groups kernels take 128 times it off vpdpbusd's sums.
+  float* q_sums = nullptr;
   int64_t num_groups = 0;
   int32_t group_size = 0;
 
@@ -120,11 +127,11 @@ int64_t PreparedStride(ActivationFormat format, const WeightMatrix& w);
 PackedKernel ScalarKernel(WeightDType dtype);
 PackedKernel Avx2Kernel(WeightDType dtype);
 PackedKernel Avx512Kernel(WeightDType dtype);      // f32, bf16 (widened); int4 f32-dequantized
-PackedKernel Avx512VnniKernel(WeightDType dtype);  // int8, int4 with vpdpbusd
+PackedKernel Avx512VnniKernel(WeightDType dtype);  // int8, int4, int8 groups with vpdpbusd
 PackedKernel Avx512Bf16DotKernel();                // bf16 with vdpbf16ps
 // AMX tiles (packed_matmul_amx.cc): int8 (tdpbusd), int4 (tdpbsud), bf16 (tdpbf16ps);
 // f32 gets Avx512Kernel (rounding f32 weights to bf16 per product would be the bf16
-// format by another name: pack them as bf16 instead).
+// format by another name: pack them as bf16 instead), int8 groups the VNNI kernel.
 PackedKernel AmxKernel(WeightDType dtype);
 // The same kernels over a C++ model of the tile instructions (kernels/amx_tiles-inl.h):
 // tests run them on CPUs without AMX (they need AVX512_BF16 for their epilogues).
@@ -134,7 +141,8 @@ PackedKernel AmxEmulatedKernel(WeightDType dtype);
 int64_t AmxDotLoop(bool bf16, int64_t iterations);
 
 // The activation converters in plain C++ (PrepareFn each): the definition the SIMD ones
-// match bit for bit (QuantizeActivationRow's q and scale).
+// match bit for bit (QuantizeActivationRow's q and scale, per row or, for kS8Groups, per
+// group of each row).
 void PrepareBf16Scalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
                        const PreparedActivations& out);
 void PrepareU8OffsetScalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,

@@ -161,8 +161,8 @@ struct Int8Amx {
 
 // int4: per group, the nibbles of each panel are widened to bytes (B tiles of unsigned
 // q) and multiplied by x's signed q (tdpbsud); then, as the VNNI kernel,
-// acc = fma(scale, A, acc); acc = fma(min, X, acc) per group and
-// y = fma(acc, x_scale, bias). Groups of 32 use 32-byte A tiles (kTileConfig32).
+// acc = fma(scale * s, A, acc); acc = fma(min, S, acc) per group (s: x's group scale,
+// S: s * sum of the group's q) and y = acc + bias. Groups of 32 use 32-byte A tiles (kTileConfig32).
 template <class T>
 struct Int4Amx {
   using Tiles = T;
@@ -206,7 +206,9 @@ struct Int4Amx {
             _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params + 32)));
         for (int64_t i = 0; i < num_rows; ++i) {
           const __m512i dot = _mm512_load_si512(c[i / kTileRows][cc] + (i % kTileRows) * 64);
-          acc[i][cc] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(dot), acc[i][cc]);
+          const __m512 s =
+              _mm512_mul_ps(scale, _mm512_set1_ps(a.scales[(row + i) * a.num_groups + g]));
+          acc[i][cc] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(dot), acc[i][cc]);
           const __m512 x_sum = _mm512_set1_ps(a.group_sums[(row + i) * a.num_groups + g]);
           acc[i][cc] = _mm512_fmadd_ps(min, x_sum, acc[i][cc]);
         }
@@ -217,7 +219,7 @@ struct Int4Amx {
       const __m512 bias = BiasOf(p, panel + cc, mask);
       for (int64_t i = 0; i < num_rows; ++i) {
         _mm512_mask_storeu_ps(OutputRow(p, row + i, panel + cc), mask,
-                              _mm512_fmadd_ps(acc[i][cc], _mm512_set1_ps(a.scales[row + i]), bias));
+                              _mm512_add_ps(acc[i][cc], bias));
       }
     }
   }
@@ -349,6 +351,8 @@ PackedKernel MakeKernel(WeightDType dtype, const char* int8_name, const char* in
       break;
     case WeightDType::kF32:
       return Avx512Kernel(dtype);
+    case WeightDType::kInt8Groups:
+      return Avx512VnniKernel(dtype);  // no AMX kernel for them (yet)
   }
   k.pad_rows_to = kTileRows;
   return k;

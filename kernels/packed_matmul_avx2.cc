@@ -168,68 +168,118 @@ struct Int8Kernel {
   }
 };
 
-// int4: nibbles (unsigned) times x's q (signed); two maddubs per octet stay below 7620
-// before the 32-bit widening. The group epilogue is the VNNI kernel's.
-struct Int4Kernel {
+// The grouped formats (int4, int8 groups), one panel of two 8-lane halves at a time: per
+// group, exact int32 dots (Codec::Dots), then the VNNI kernel's per-group epilogue
+// (Codec::Fold); y = acc + bias. Written once for both codecs.
+template <class Codec>
+struct GroupKernel {
   static constexpr int kMaxRows = 2;
   static constexpr int PanelsFor(int) { return 1; }
 
   template <int MR, int NP>
   static void Block(const PackedProblem& p, int64_t row, int64_t panel) {
     const PreparedActivations& a = p.activations;
-    const int64_t group = a.group_size;
     const uint8_t* w = p.w->bytes() + panel * p.w->panel_bytes;
     const uint8_t* x = a.Block(row);  // unit j of row + r at (j * kMaxRows + r) * 4
-    const __m256i ones = _mm256_set1_epi16(1), nibble = _mm256_set1_epi8(0x0f);
     __m256 acc[MR][2];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t g = 0; g < a.num_groups; ++g) {
-      const uint8_t* block = w + g * (group * 8 + 64);
       __m256i dot[MR][2];
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) dot[r][0] = dot[r][1] = _mm256_setzero_si256();
-      for (int64_t o = 0; o < group / 8; ++o) {
-#pragma GCC unroll 16
-        for (int h = 0; h < 2; ++h) {
-          const __m256i v =
-              _mm256_load_si256(reinterpret_cast<const __m256i*>(block + o * 64 + h * 32));
-          const __m256i lo = _mm256_and_si256(v, nibble);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
-#pragma GCC unroll 16
-          for (int r = 0; r < MR; ++r) {
-            const uint8_t* xo = x + ((g * group / 4 + 2 * o) * kMaxRows + r) * 4;
-            const __m256i pairs =
-                _mm256_add_epi16(_mm256_maddubs_epi16(lo, Broadcast4(xo)),
-                                 _mm256_maddubs_epi16(hi, Broadcast4(xo + kMaxRows * 4)));
-            dot[r][h] = _mm256_add_epi32(dot[r][h], _mm256_madd_epi16(pairs, ones));
-          }
-        }
-      }
+      Codec::template Dots<MR, kMaxRows>(a.group_size, w, x, g, dot);
+      const uint8_t* scales = Codec::Scales(p, w, g);
 #pragma GCC unroll 16
       for (int h = 0; h < 2; ++h) {
-        const uint8_t* params = block + group * 8 + h * 16;
-        const __m256 scale =
-            _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(params)));
-        const __m256 min =
-            _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(params + 32)));
+        const __m256 scale = _mm256_cvtph_ps(
+            _mm_load_si128(reinterpret_cast<const __m128i*>(scales + h * 16)));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          acc[r][h] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(dot[r][h]), acc[r][h]);
-          const float x_sum = a.group_sums[(row + r) * a.num_groups + g];
-          acc[r][h] = _mm256_fmadd_ps(min, _mm256_set1_ps(x_sum), acc[r][h]);
+          const int64_t at = (row + r) * a.num_groups + g;
+          const __m256 s = _mm256_mul_ps(scale, _mm256_set1_ps(a.scales[at]));
+          acc[r][h] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(dot[r][h]), acc[r][h]);
+          Codec::AddMin(scales + h * 16, a.group_sums[at], acc[r][h]);
         }
       }
     }
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      const __m256 x_scale = _mm256_set1_ps(a.scales[row + r]);
+    for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
       for (int h = 0; h < 2; ++h)
-        StoreHalf(p, row + r, panel * kPanelRows + h * 8, acc[r][h], &x_scale);
-    }
+        StoreHalf(p, row + r, panel * kPanelRows + h * 8, acc[r][h], nullptr);  // acc + bias
   }
 };
+
+// int4: nibbles (unsigned) times x's q (signed); two maddubs per octet stay below 7620
+// before the 32-bit widening. Per group acc += scale * s * A, then min * S.
+struct Int4Codec {
+  template <int MR, int R>
+  static void Dots(int64_t group, const uint8_t* w, const uint8_t* x, int64_t g,
+                   __m256i (&dot)[MR][2]) {
+    const uint8_t* block = w + g * (group * 8 + 64);
+    const __m256i ones = _mm256_set1_epi16(1), nibble = _mm256_set1_epi8(0x0f);
+    for (int64_t o = 0; o < group / 8; ++o) {
+#pragma GCC unroll 16
+      for (int h = 0; h < 2; ++h) {
+        const __m256i v =
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(block + o * 64 + h * 32));
+        const __m256i lo = _mm256_and_si256(v, nibble);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const uint8_t* xo = x + ((g * group / 4 + 2 * o) * R + r) * 4;
+          const __m256i pairs =
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo, Broadcast4(xo)),
+                               _mm256_maddubs_epi16(hi, Broadcast4(xo + R * 4)));
+          dot[r][h] = _mm256_add_epi32(dot[r][h], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  // The group's 16 f16 scales (its 16 mins follow 32 bytes later).
+  static const uint8_t* Scales(const PackedProblem& p, const uint8_t* w, int64_t g) {
+    const int64_t group = p.activations.group_size;
+    return w + g * (group * 8 + 64) + group * 8;
+  }
+  static void AddMin(const uint8_t* half_scales, float x_sum, __m256& acc) {
+    const __m256 min =
+        _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(half_scales + 32)));
+    acc = _mm256_fmadd_ps(min, _mm256_set1_ps(x_sum), acc);
+  }
+};
+
+// int8 groups: W's q (u - 128) times x's q with maddubs's sign trick (|q_x| unsigned
+// times q_w carrying q_x's sign: pairs stay within 2 * 127 * 127 < 2^15), so the
+// integer dot A comes out directly; per group acc += scale * s * A (no min).
+struct Int8GroupsCodec {
+  template <int MR, int R>
+  static void Dots(int64_t group, const uint8_t* w, const uint8_t* x, int64_t g,
+                   __m256i (&dot)[MR][2]) {
+    const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8(-128);
+    for (int64_t j = g * group / 4; j < (g + 1) * group / 4; ++j) {
+#pragma GCC unroll 16
+      for (int h = 0; h < 2; ++h) {
+        const __m256i q_w = _mm256_xor_si256(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(w + j * 64 + h * 32)), flip);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const __m256i q_x = Broadcast4(x + (j * R + r) * 4);
+          const __m256i pairs =
+              _mm256_maddubs_epi16(_mm256_abs_epi8(q_x), _mm256_sign_epi8(q_w, q_x));
+          dot[r][h] = _mm256_add_epi32(dot[r][h], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  static const uint8_t* Scales(const PackedProblem& p, const uint8_t* w, int64_t g) {
+    return w + p.activations.num_groups * p.activations.group_size * kPanelRows + g * 32;
+  }
+  static void AddMin(const uint8_t*, float, __m256&) {}
+};
+
+using Int4Kernel = GroupKernel<Int4Codec>;
+using Int8GroupsKernel = GroupKernel<Int8GroupsCodec>;
 
 void TileF32(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   PackedTile<F32Kernel>(p, m0, m1, p0, p1);
@@ -243,6 +293,9 @@ void TileInt8(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_
 void TileInt4(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   PackedTile<Int4Kernel>(p, m0, m1, p0, p1);
 }
+void TileInt8Groups(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  PackedTile<Int8GroupsKernel>(p, m0, m1, p0, p1);
+}
 
 inline float AbsMax(const float* x, int64_t k) {
   const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
@@ -252,40 +305,42 @@ inline float AbsMax(const float* x, int64_t k) {
   return Avx2ReduceMax(m);
 }
 
-// QuantizeActivationRow's q of row i into its interleaved place in `out` (zero
-// padding), with group sums when the format has them (group size a multiple of 8).
-void QuantizeRow(const float* x, int64_t k, const PreparedActivations& out, int64_t i) {
-  const float amax = AbsMax(x, k);
-  const __m256 inverse = _mm256_set1_ps(amax == 0.0f ? 0.0f : 127.0f / amax);
-  out.scales[i] = amax / 127.0f;
-  float* sums = out.group_sums ? out.group_sums + i * out.num_groups : nullptr;
-  uint8_t* units = out.Unit(i, 0);
-  const int64_t unit_stride = out.rows_per_block * 4;
-  __m256i group_sum = _mm256_setzero_si256();
-  for (int64_t j = 0; j < out.stride; j += 8) {
-    const __m256i q =
-        _mm256_cvtps_epi32(_mm256_mul_ps(Avx2LoadTail(x + j, Clamp8(k - j)), inverse));
+// QuantizeActivationRow's q of x[j0, j0 + span) of a row of k values (those at or past
+// k read as 0) with `inverse`, into units j0 / 4 ... of its interleaved place `units`.
+// Returns the sum of the q. span: a multiple of 4.
+int32_t QuantizeSpan(const float* x, int64_t k, int64_t j0, int64_t span, __m256 inverse,
+                     uint8_t* units, int64_t unit_stride) {
+  __m256i sum = _mm256_setzero_si256();
+  for (int64_t j = j0; j < j0 + span; j += 8) {
+    const int64_t valid = k - j <= 0 ? 0 : Clamp8(k - j);
+    const __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(Avx2LoadTail(x + j, valid), inverse));
     const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     const int64_t packed = _mm_cvtsi128_si64(_mm_packs_epi16(q16, q16));
     std::memcpy(units + (j / 4) * unit_stride, &packed, 4);
-    if (j + 4 < out.stride)
+    if (j + 4 < j0 + span)
       std::memcpy(units + (j / 4 + 1) * unit_stride, reinterpret_cast<const uint8_t*>(&packed) + 4,
                   4);
-    if (sums == nullptr) continue;
-    group_sum = _mm256_add_epi32(group_sum, q);
-    if ((j + 8) % out.group_size == 0) {
-      __m128i s =
-          _mm_add_epi32(_mm256_castsi256_si128(group_sum), _mm256_extracti128_si256(group_sum, 1));
-      s = _mm_hadd_epi32(s, s);
-      s = _mm_hadd_epi32(s, s);
-      sums[j / out.group_size] = static_cast<float>(_mm_cvtsi128_si32(s));
-      group_sum = _mm256_setzero_si256();
-    }
+    sum = _mm256_add_epi32(sum, q);
   }
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+  s = _mm_hadd_epi32(s, s);
+  s = _mm_hadd_epi32(s, s);
+  return _mm_cvtsi128_si32(s);
+}
+
+// QuantizeActivationRow's inverse 127 / amax (0 for amax 0).
+inline __m256 Inverse(float amax) { return _mm256_set1_ps(amax == 0.0f ? 0.0f : 127.0f / amax); }
+
+// Row i into its interleaved place in `out` (zero padding), one scale for the row.
+void QuantizeRow(const float* x, int64_t k, const PreparedActivations& out, int64_t i) {
+  const float amax = AbsMax(x, k);
+  out.scales[i] = amax / 127.0f;
+  QuantizeSpan(x, k, 0, out.stride, Inverse(amax), out.Unit(i, 0), out.rows_per_block * 4);
 }
 
 }  // namespace
 }  // namespace surge
+#include "kernels/quantize_groups-inl.h"
 #pragma GCC pop_options
 
 namespace surge::internal {
@@ -297,7 +352,7 @@ void PrepareS8Avx2(const float* x, int64_t k, int64_t row_begin, int64_t row_end
 
 void PrepareS8GroupsAvx2(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
                          const PreparedActivations& out) {
-  for (int64_t i = row_begin; i < row_end; ++i) QuantizeRow(x + i * k, k, out, i);
+  for (int64_t i = row_begin; i < row_end; ++i) QuantizeGroups(x + i * k, k, out, i);
 }
 
 PackedKernel Avx2Kernel(WeightDType dtype) {
@@ -312,6 +367,10 @@ PackedKernel Avx2Kernel(WeightDType dtype) {
     case WeightDType::kInt4:
       return {"int4/avx2", ActivationFormat::kS8Groups, PrepareS8GroupsAvx2, TileInt4,
               true,        Int4Kernel::kMaxRows};
+    case WeightDType::kInt8Groups:
+      return {"int8-groups/avx2", ActivationFormat::kS8Groups, PrepareS8GroupsAvx2,
+              TileInt8Groups,     true,
+              Int8GroupsKernel::kMaxRows};
   }
   return {};
 }

@@ -214,38 +214,42 @@ inline float AbsMax(const float* x, int64_t k) {
   return Avx512ReduceMax(m);
 }
 
-// Quantizes row i into its interleaved place in `out` (padding 0), flipping the top bit
-// of every byte when kOffset (q + 128), with group sums when the format has them. The
-// stride is a multiple of 4 and, with sums, of the group size (a multiple of 16).
-template <bool kOffset>
-void QuantizeRow(const float* x, int64_t k, const PreparedActivations& out, int64_t i) {
-  const float amax = AbsMax(x, k);
-  const __m512 inverse = _mm512_set1_ps(amax == 0.0f ? 0.0f : 127.0f / amax);
-  out.scales[i] = amax / 127.0f;
-  float* sums = out.group_sums ? out.group_sums + i * out.num_groups : nullptr;
-  uint8_t* units = out.Unit(i, 0);
-  const int64_t unit_stride = out.rows_per_block * 4;
-  __m512i group_sum = _mm512_setzero_si512();
-  for (int64_t j = 0; j < out.stride; j += kAvx512Lanes) {
+// Quantizes x[j0, j0 + span) of a row of k values (those at or past k read as 0) with
+// `inverse` into units j0 / 4 ... of its interleaved place `units`, flipping the top bit
+// of every byte when kOffset (q + 128). Returns the sum of the q. span: a multiple of 4.
+template <bool kOffset = false>
+int32_t QuantizeSpan(const float* x, int64_t k, int64_t j0, int64_t span, __m512 inverse,
+                     uint8_t* units, int64_t unit_stride) {
+  __m512i sum = _mm512_setzero_si512();
+  for (int64_t j = j0; j < j0 + span; j += kAvx512Lanes) {
     const __mmask16 in = Avx512TailMask(k - j <= 0 ? 0 : k - j < 16 ? k - j : 16);
     const __m512i q = QuantizeLanes(x + j, in, inverse);
     __m128i bytes = _mm512_cvtepi32_epi8(q);
     if (kOffset) bytes = _mm_xor_si128(bytes, _mm_set1_epi8(static_cast<char>(0x80)));
     alignas(16) uint32_t quads[4];
     _mm_store_si128(reinterpret_cast<__m128i*>(quads), bytes);
-    for (int64_t u = 0; u < 4 && j + 4 * u < out.stride; ++u)
+    for (int64_t u = 0; u < 4 && j + 4 * u < j0 + span; ++u)
       std::memcpy(units + (j / 4 + u) * unit_stride, &quads[u], 4);
-    if (sums == nullptr) continue;
-    group_sum = _mm512_add_epi32(group_sum, q);
-    if ((j + kAvx512Lanes) % out.group_size == 0) {
-      sums[j / out.group_size] = static_cast<float>(_mm512_reduce_add_epi32(group_sum));
-      group_sum = _mm512_setzero_si512();
-    }
+    sum = _mm512_add_epi32(sum, q);
   }
+  return _mm512_reduce_add_epi32(sum);
+}
+
+// QuantizeActivationRow's inverse 127 / amax (0 for amax 0) and scale amax / 127.
+inline __m512 Inverse(float amax) { return _mm512_set1_ps(amax == 0.0f ? 0.0f : 127.0f / amax); }
+
+// Quantizes row i into its interleaved place in `out` (padding 0) with one scale.
+template <bool kOffset>
+void QuantizeRow(const float* x, int64_t k, const PreparedActivations& out, int64_t i) {
+  const float amax = AbsMax(x, k);
+  out.scales[i] = amax / 127.0f;
+  QuantizeSpan<kOffset>(x, k, 0, out.stride, Inverse(amax), out.Unit(i, 0),
+                        out.rows_per_block * 4);
 }
 
 }  // namespace
 }  // namespace surge
+#include "kernels/quantize_groups-inl.h"
 #pragma GCC pop_options
 
 namespace surge::internal {
@@ -257,7 +261,7 @@ void PrepareU8OffsetAvx512(const float* x, int64_t k, int64_t row_begin, int64_t
 
 void PrepareS8GroupsAvx512(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
                            const PreparedActivations& out) {
-  for (int64_t i = row_begin; i < row_end; ++i) QuantizeRow<false>(x + i * k, k, out, i);
+  for (int64_t i = row_begin; i < row_end; ++i) QuantizeGroups(x + i * k, k, out, i);
 }
 
 PackedKernel Avx512Kernel(WeightDType dtype) {
@@ -269,6 +273,7 @@ PackedKernel Avx512Kernel(WeightDType dtype) {
     case WeightDType::kInt4:
       return {"int4/avx512/f32-dequant", ActivationFormat::kF32, nullptr, TileInt4F32, false};
     case WeightDType::kInt8:
+    case WeightDType::kInt8Groups:
       break;
   }
   return Avx2Kernel(dtype);  // int8 without VNNI: the AVX2 kernel

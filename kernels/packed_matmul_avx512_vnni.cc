@@ -80,81 +80,151 @@ struct Int8Kernel {
   }
 };
 
-// int4: W's nibbles are the unsigned operand (q in [0, 15]) and x's q the signed one, so
-// no offset is needed. Per group: the exact dot A in int32, then
-// acc = fma(scale, A, acc); acc = fma(min, X, acc) with X = sum of the group's q_x.
-struct Int4Kernel {
+// The grouped formats (int4, int8 groups): per group of K, exact int32 dots of every
+// (row, panel) of the register block (Codec::Dots), folded into f32 accumulators by the
+// codec's per-group formula (Codec::Fold); y = acc + bias. Written once for both codecs.
+template <class Codec>
+struct GroupKernel {
   static constexpr int kMaxRows = 6;  // 6 x 2 integer + 6 x 2 float accumulators
   static constexpr int PanelsFor(int rows) { return rows <= 2 ? 4 : 2; }
 
   template <int MR, int NP>
   static void Block(const PackedProblem& p, int64_t row, int64_t panel) {
     const internal::PreparedActivations& a = p.activations;
-    const int64_t group = a.group_size, stride = p.w->panel_bytes;
-    const uint8_t* w = p.w->bytes() + panel * stride;
+    const uint8_t* w = p.w->bytes() + panel * p.w->panel_bytes;
     const uint8_t* x = a.Block(row);  // unit j of row + r at (j * kMaxRows + r) * 4
-    const float* sums = a.group_sums + row * a.num_groups;
-    const __m512i nibble = _mm512_set1_epi8(0x0f);
     __m512 acc[MR][NP];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
       for (int c = 0; c < NP; ++c) acc[r][c] = _mm512_setzero_ps();
     for (int64_t g = 0; g < a.num_groups; ++g) {
-      const uint8_t* block = w + g * (group * 8 + 64);
-      const uint8_t* xg = x + g * group * kMaxRows;  // the group's first unit
       __m512i dot[MR][NP];
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
         for (int c = 0; c < NP; ++c) dot[r][c] = _mm512_setzero_si512();
-      for (int64_t o = 0; o < group / 8; ++o) {
-        __m512i lo[NP], hi[NP];
-#pragma GCC unroll 16
-        for (int c = 0; c < NP; ++c) {
-          const __m512i v = _mm512_load_si512(block + c * stride + o * 64);
-          lo[c] = _mm512_and_si512(v, nibble);
-          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-        }
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
-          const __m512i x_lo = Broadcast4(xg + (2 * o * kMaxRows + r) * 4);
-          const __m512i x_hi = Broadcast4(xg + ((2 * o + 1) * kMaxRows + r) * 4);
-#pragma GCC unroll 16
-          for (int c = 0; c < NP; ++c) {
-            DotU8S8(dot[r][c], lo[c], x_lo);
-            DotU8S8(dot[r][c], hi[c], x_hi);
-          }
-        }
-      }
-#pragma GCC unroll 16
-      for (int c = 0; c < NP; ++c) {
-        const uint8_t* params = block + c * stride + group * 8;
-        const __m512 scale =
-            _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params)));
-        const __m512 min =
-            _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params + 32)));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
-          acc[r][c] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(dot[r][c]), acc[r][c]);
-          const __m512 x_sum = _mm512_set1_ps(sums[r * a.num_groups + g]);
-          acc[r][c] = _mm512_fmadd_ps(min, x_sum, acc[r][c]);
-        }
-      }
+      Codec::template Dots<MR, NP, kMaxRows>(p, w, x, g, dot);
+      Codec::template Fold<MR, NP>(p, row, w, g, dot, acc);
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
       for (int c = 0; c < NP; ++c)
-        StoreScaled(p, row + r, panel + c, acc[r][c], _mm512_set1_ps(a.scales[row + r]));
+        StoreScaled(p, row + r, panel + c, acc[r][c], _mm512_set1_ps(1.0f));  // acc + bias
   }
 };
+
+// int4: W's nibbles are the unsigned operand (q in [0, 15]) and x's q the signed one, so
+// no offset is needed. Per group: the exact dot A in int32, then with x's group scale s
+// and S = s * sum of the group's q_x (prepared): acc = fma(scale * s, A, acc);
+// acc = fma(min, S, acc) (the scalar kernel's formula).
+struct Int4Codec {
+  template <int MR, int NP, int R>
+  static void Dots(const PackedProblem& p, const uint8_t* w, const uint8_t* x, int64_t g,
+                   __m512i (&dot)[MR][NP]) {
+    const int64_t group = p.activations.group_size, stride = p.w->panel_bytes;
+    const uint8_t* block = w + g * (group * 8 + 64);
+    const uint8_t* xg = x + g * group * R;  // the group's first unit
+    const __m512i nibble = _mm512_set1_epi8(0x0f);
+    for (int64_t o = 0; o < group / 8; ++o) {
+      __m512i lo[NP], hi[NP];
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) {
+        const __m512i v = _mm512_load_si512(block + c * stride + o * 64);
+        lo[c] = _mm512_and_si512(v, nibble);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512i x_lo = Broadcast4(xg + (2 * o * R + r) * 4);
+        const __m512i x_hi = Broadcast4(xg + ((2 * o + 1) * R + r) * 4);
+#pragma GCC unroll 16
+        for (int c = 0; c < NP; ++c) {
+          DotU8S8(dot[r][c], lo[c], x_lo);
+          DotU8S8(dot[r][c], hi[c], x_hi);
+        }
+      }
+    }
+  }
+
+  template <int MR, int NP>
+  static void Fold(const PackedProblem& p, int64_t row, const uint8_t* w, int64_t g,
+                   const __m512i (&dot)[MR][NP], __m512 (&acc)[MR][NP]) {
+    const internal::PreparedActivations& a = p.activations;
+    const int64_t group = a.group_size, at = row * a.num_groups + g;
+#pragma GCC unroll 16
+    for (int c = 0; c < NP; ++c) {
+      const uint8_t* params = w + c * p.w->panel_bytes + g * (group * 8 + 64) + group * 8;
+      const __m512 scale =
+          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params)));
+      const __m512 min =
+          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(params + 32)));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.scales[at + r * a.num_groups]));
+        acc[r][c] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(dot[r][c]), acc[r][c]);
+        const __m512 x_sum = _mm512_set1_ps(a.group_sums[at + r * a.num_groups]);
+        acc[r][c] = _mm512_fmadd_ps(min, x_sum, acc[r][c]);
+      }
+    }
+  }
+};
+
+// int8 groups: W's q + 128 is the unsigned operand and x's q the signed one, so per group
+// vpdpbusd sums A + 128 X (X = sum of the group's q_x); A = that - 128 X exactly in f32
+// (both integers below 2^24), then acc = fma(scale * s, A, acc) with x's group scale s
+// (the scalar kernel's formula).
+struct Int8GroupsCodec {
+  template <int MR, int NP, int R>
+  static void Dots(const PackedProblem& p, const uint8_t* w, const uint8_t* x, int64_t g,
+                   __m512i (&dot)[MR][NP]) {
+    const int64_t quads = p.activations.group_size / 4, stride = p.w->panel_bytes;
+    for (int64_t j = g * quads; j < (g + 1) * quads; ++j) {
+      __m512i wv[NP];
+#pragma GCC unroll 16
+      for (int c = 0; c < NP; ++c) wv[c] = _mm512_load_si512(w + c * stride + j * 64);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512i xb = Broadcast4(x + (j * R + r) * 4);
+#pragma GCC unroll 16
+        for (int c = 0; c < NP; ++c) DotU8S8(dot[r][c], wv[c], xb);
+      }
+    }
+  }
+
+  template <int MR, int NP>
+  static void Fold(const PackedProblem& p, int64_t row, const uint8_t* w, int64_t g,
+                   const __m512i (&dot)[MR][NP], __m512 (&acc)[MR][NP]) {
+    const internal::PreparedActivations& a = p.activations;
+    const int64_t at = row * a.num_groups + g;
+    const uint8_t* scales = w + a.num_groups * a.group_size * kPanelRows + g * 32;
+#pragma GCC unroll 16
+    for (int c = 0; c < NP; ++c) {
+      const __m512 scale = _mm512_cvtph_ps(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(scales + c * p.w->panel_bytes)));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512 s = _mm512_mul_ps(scale, _mm512_set1_ps(a.scales[at + r * a.num_groups]));
+        const __m512 offset = _mm512_set1_ps(128.0f * a.q_sums[at + r * a.num_groups]);
+        const __m512 exact = _mm512_sub_ps(_mm512_cvtepi32_ps(dot[r][c]), offset);
+        acc[r][c] = _mm512_fmadd_ps(s, exact, acc[r][c]);
+      }
+    }
+  }
+};
+
+using Int4Kernel = GroupKernel<Int4Codec>;
+using Int8GroupsKernel = GroupKernel<Int8GroupsCodec>;
 
 void TileInt8(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   PackedTile<Int8Kernel>(p, m0, m1, p0, p1);
 }
 void TileInt4(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   PackedTile<Int4Kernel>(p, m0, m1, p0, p1);
+}
+void TileInt8Groups(const PackedProblem& p, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  PackedTile<Int8GroupsKernel>(p, m0, m1, p0, p1);
 }
 
 }  // namespace
@@ -173,6 +243,10 @@ PackedKernel Avx512VnniKernel(WeightDType dtype) {
       return {
           "int4/avx512_vnni",  ActivationFormat::kS8Groups, PrepareS8GroupsAvx512, TileInt4, true,
           Int4Kernel::kMaxRows};
+    case WeightDType::kInt8Groups:
+      return {"int8-groups/avx512_vnni", ActivationFormat::kS8Groups, PrepareS8GroupsAvx512,
+              TileInt8Groups,            true,
+              Int8GroupsKernel::kMaxRows};
     case WeightDType::kF32:
     case WeightDType::kBF16:
       break;

@@ -98,10 +98,12 @@ void TileInt8(const PackedProblem& p, int64_t m_begin, int64_t m_end, int64_t pa
   }
 }
 
-// int4: per group g, with the exact integer sums A = sum q_w * q_x and X = sum q_x,
-// acc = fma(scale_g, A, acc); acc = fma(min_g, X, acc); then y = fma(acc, x_scale, bias).
+// int4: per group g, with the exact integer sum A = sum q_w * q_x, x's group scale s_g
+// and S_g = s_g * sum q_x (both prepared): acc = fma(scale_g * s_g, A, acc);
+// acc = fma(min_g, S_g, acc); then y = acc + bias.
 float Int4Output(const WeightMatrix& w, const uint8_t* wp, int64_t lane,
                  const PreparedActivations& a, int64_t i) {
+  const float* x_scales = a.scales + i * a.num_groups;
   const float* group_sums = a.group_sums + i * a.num_groups;
   const int64_t group = w.group_size, block_bytes = group * 8 + 64;
   const int64_t num_groups = (w.cols + group - 1) / group;
@@ -117,10 +119,45 @@ float Int4Output(const WeightMatrix& w, const uint8_t* wp, int64_t lane,
     Int4Group params;
     std::memcpy(&params.scale_f16, block + group * 8 + lane * 2, 2);
     std::memcpy(&params.min_f16, block + group * 8 + 32 + lane * 2, 2);
-    acc = std::fma(params.scale(), static_cast<float>(dot), acc);
+    const float scale = params.scale() * x_scales[g];
+    acc = std::fma(scale, static_cast<float>(dot), acc);
     acc = std::fma(params.min(), group_sums[g], acc);
   }
   return acc;
+}
+
+// int8 groups: per group g, the exact integer dot A = sum q_w * q_x (W stored as q + 128:
+// what vpdpbusd sums is A + 128 X, X = sum q_x, and the kernels take 128 X off exactly),
+// then acc = fma(scale_g * s_g, A, acc) with x's group scale s_g; y = acc + bias.
+float Int8GroupsOutput(const WeightMatrix& w, const uint8_t* wp, int64_t lane,
+                       const PreparedActivations& a, int64_t i) {
+  const float* x_scales = a.scales + i * a.num_groups;
+  const int64_t group = w.group_size;
+  const uint8_t* scales = wp + a.num_groups * group * kPanelRows;  // [num_groups][16] f16
+  float acc = 0.0f;
+  for (int64_t g = 0; g < a.num_groups; ++g) {
+    int32_t dot = 0;
+    for (int64_t k = g * group; k < (g + 1) * group; ++k)
+      dot += (wp[(k / 4) * 64 + lane * 4 + k % 4] - 128) * XAt(a, i, k);
+    uint16_t scale;
+    std::memcpy(&scale, scales + (g * kPanelRows + lane) * 2, 2);
+    acc = std::fma(F16ToFloat(scale) * x_scales[g], static_cast<float>(dot), acc);
+  }
+  return acc;
+}
+
+void TileInt8Groups(const PackedProblem& p, int64_t m_begin, int64_t m_end, int64_t panel_begin,
+                    int64_t panel_end) {
+  const WeightMatrix& w = *p.w;
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+    const uint8_t* wp = w.bytes() + panel * w.panel_bytes;
+    for (int64_t i = m_begin; i < m_end; ++i) {
+      for (int64_t lane = 0; lane < LanesIn(w, panel); ++lane) {
+        const int64_t n = panel * kPanelRows + lane;
+        p.y[i * w.rows + n] = Int8GroupsOutput(w, wp, lane, p.activations, i) + BiasAt(p, n);
+      }
+    }
+  }
 }
 
 void TileInt4(const PackedProblem& p, int64_t m_begin, int64_t m_end, int64_t panel_begin,
@@ -132,7 +169,7 @@ void TileInt4(const PackedProblem& p, int64_t m_begin, int64_t m_end, int64_t pa
     for (int64_t i = m_begin; i < m_end; ++i) {
       for (int64_t lane = 0; lane < LanesIn(w, panel); ++lane) {
         const int64_t n = panel * kPanelRows + lane;
-        p.y[i * w.rows + n] = std::fma(Int4Output(w, wp, lane, a, i), a.scales[i], BiasAt(p, n));
+        p.y[i * w.rows + n] = Int4Output(w, wp, lane, a, i) + BiasAt(p, n);
       }
     }
   }
@@ -151,20 +188,36 @@ void PrepareBf16Scalar(const float* x, int64_t k, int64_t row_begin, int64_t row
 }
 
 // QuantizeActivationRow into a zero-padded row; flips every byte's top bit for q + 128
-// (padding 0 becomes 128); adds group sums when the format has them.
+// (padding 0 becomes 128).
 void QuantizeRows(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
                   const PreparedActivations& out, bool offset) {
   int8_t* row = reinterpret_cast<int8_t*>(RowBuffer(out.stride));
   for (int64_t i = row_begin; i < row_end; ++i) {
     out.scales[i] = QuantizeActivationRow(x + i * k, k, row);
     std::fill(row + k, row + out.stride, int8_t{0});
-    for (int64_t g = 0; out.group_sums != nullptr && g < out.num_groups; ++g) {
-      int32_t sum = 0;
-      for (int64_t j = 0; j < out.group_size; ++j) sum += row[g * out.group_size + j];
-      out.group_sums[i * out.num_groups + g] = static_cast<float>(sum);
-    }
     if (offset) {
       for (int64_t j = 0; j < out.stride; ++j) row[j] = static_cast<int8_t>(row[j] ^ 0x80);
+    }
+    StoreRow(out, i, reinterpret_cast<const uint8_t*>(row));
+  }
+}
+
+// kS8Groups: QuantizeActivationRow on each group of each row (the last group's values
+// past k are 0), with the group's scale and scale * sum q.
+void QuantizeGroups(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
+                    const PreparedActivations& out) {
+  int8_t* row = reinterpret_cast<int8_t*>(RowBuffer(out.stride));
+  const int64_t group = out.group_size;
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    std::fill(row, row + out.stride, int8_t{0});
+    for (int64_t g = 0; g < out.num_groups; ++g) {
+      const int64_t n = std::max<int64_t>(0, std::min(group, k - g * group));
+      const float scale = QuantizeActivationRow(x + i * k + g * group, n, row + g * group);
+      int32_t sum = 0;
+      for (int64_t j = 0; j < group; ++j) sum += row[g * group + j];
+      out.scales[i * out.num_groups + g] = scale;
+      out.group_sums[i * out.num_groups + g] = scale * static_cast<float>(sum);
+      out.q_sums[i * out.num_groups + g] = static_cast<float>(sum);
     }
     StoreRow(out, i, reinterpret_cast<const uint8_t*>(row));
   }
@@ -182,7 +235,7 @@ void PrepareU8OffsetScalar(const float* x, int64_t k, int64_t row_begin, int64_t
 
 void PrepareS8GroupsScalar(const float* x, int64_t k, int64_t row_begin, int64_t row_end,
                            const PreparedActivations& out) {
-  QuantizeRows(x, k, row_begin, row_end, out, /*offset=*/false);
+  QuantizeGroups(x, k, row_begin, row_end, out);
 }
 
 PackedKernel ScalarKernel(WeightDType dtype) {
@@ -195,6 +248,9 @@ PackedKernel ScalarKernel(WeightDType dtype) {
       return {"int8/scalar", ActivationFormat::kS8, PrepareS8Scalar, TileInt8};
     case WeightDType::kInt4:
       return {"int4/scalar", ActivationFormat::kS8Groups, PrepareS8GroupsScalar, TileInt4};
+    case WeightDType::kInt8Groups:
+      return {"int8-groups/scalar", ActivationFormat::kS8Groups, PrepareS8GroupsScalar,
+              TileInt8Groups};
   }
   return {};
 }

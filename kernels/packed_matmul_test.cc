@@ -29,9 +29,11 @@ std::vector<float> RandomVector(std::mt19937& rng, int64_t n, float stddev = 1.0
   return v;
 }
 
-const WeightFormat kFormats[] = {{WeightDType::kF32},      {WeightDType::kBF16},
-                                 {WeightDType::kInt8},     {WeightDType::kInt4, 32},
-                                 {WeightDType::kInt4, 64}, {WeightDType::kInt4, 128}};
+const WeightFormat kFormats[] = {{WeightDType::kF32},           {WeightDType::kBF16},
+                                 {WeightDType::kInt8},          {WeightDType::kInt4, 32},
+                                 {WeightDType::kInt4, 64},      {WeightDType::kInt4, 128},
+                                 {WeightDType::kInt8Groups, 32}, {WeightDType::kInt8Groups, 64},
+                                 {WeightDType::kInt8Groups, 128}};
 
 std::string Describe(const PackedKernel& kernel, SimdLevel level, const WeightFormat& f, int64_t m,
                      int64_t n, int64_t k) {
@@ -49,8 +51,9 @@ bool QuantizesActivations(const PackedKernel& kernel) {
 // The bound on |kernel - reference| for one output, from A = sum_k |x_k| |w_k|:
 // - f32 chains (f32, bf16 widened, int4 dequantized): the fma chain's gamma_K bound;
 // - vdpbf16ps: x rounded to bf16 (2^-8 A covers both roundings' products) plus that;
-// - quantized x: exact integer sums; only the f32 epilogue rounds, at most twice per
-//   group and a few times at the end, on partial sums bounded by A with |w| replaced by
+// - quantized x: exact integer sums; only the f32 epilogue rounds, at most 4 times per
+//   group (int4: scale * x's group scale, two fmas, and that scale times the q sum) and
+//   a few times at the end, on partial sums bounded by A with |w| replaced by
 //   |w| + 2 max|w| (the int4 min terms can exceed the weights they offset).
 double Tolerance(const PackedKernel& kernel, const float* x, const float* w, int64_t k, float max_w,
                  float bias) {
@@ -60,7 +63,7 @@ double Tolerance(const PackedKernel& kernel, const float* x, const float* w, int
     a_wide += std::fabs(x[j]) * (std::fabs(w[j]) + 2 * max_w);
   }
   const double chain = (k + 2) * 0x1p-24 * a + 1e-30;
-  if (QuantizesActivations(kernel)) return (2.0 * (k / 32 + 1) + 6) * 0x1p-24 * a_wide + 1e-30;
+  if (QuantizesActivations(kernel)) return (4.0 * (k / 32 + 1) + 6) * 0x1p-24 * a_wide + 1e-30;
   if (kernel.activations == internal::ActivationFormat::kBf16) return 0x1p-8 * a + chain;
   return chain;
 }
@@ -81,7 +84,9 @@ void CheckKernel(const PackedKernel& kernel, SimdLevel level, const WeightFormat
                          pool);
   const WeightMatrix dense = F32Weight(values.data(), pr.n, pr.k);
   if (QuantizesActivations(kernel)) {
-    reference::MatMulQuantizedActivations(pr.x.data(), pr.m, dense, pr.bias.data(), want.data());
+    const bool groups = kernel.activations == internal::ActivationFormat::kS8Groups;
+    reference::MatMulQuantizedActivations(pr.x.data(), pr.m, dense, pr.bias.data(), want.data(),
+                                          groups ? format.group_size : 0);
   } else {
     reference::MatMul(pr.x.data(), pr.m, dense, pr.bias.data(), want.data());
   }

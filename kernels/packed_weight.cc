@@ -27,6 +27,18 @@ NibbleSlot Int4Slot(int64_t lane, int64_t k_in_group) {
 
 int64_t Int4BlockBytes(int32_t group_size) { return group_size * 8 + 64; }
 
+// int8 groups: the q of every group of a panel, then the f16 scales of every group.
+int64_t Int8GroupsPayloadBytes(int64_t cols, int32_t group_size) {
+  return CeilDiv(cols, group_size) * group_size * kPanelRows;
+}
+int64_t Int8GroupsScaleOffset(int64_t cols, int32_t group_size, int64_t group_index) {
+  return Int8GroupsPayloadBytes(cols, group_size) + group_index * kPanelRows * 2;
+}
+
+bool ValidGroupSize(int32_t group_size) {
+  return group_size == 32 || group_size == 64 || group_size == 128;
+}
+
 }  // namespace
 
 WeightBuffer AllocateWeightBuffer(int64_t bytes) {
@@ -52,6 +64,8 @@ const char* WeightDTypeName(WeightDType dtype) {
       return "int8";
     case WeightDType::kInt4:
       return "int4";
+    case WeightDType::kInt8Groups:
+      return "int8";
   }
   return "?";
 }
@@ -66,6 +80,11 @@ int64_t PackedWeight::PanelBytes(WeightFormat format, int64_t cols) {
       return CeilDiv(cols, 4) * kPanelRows * 4;
     case WeightDType::kInt4:
       return CeilDiv(cols, format.group_size) * Int4BlockBytes(format.group_size);
+    case WeightDType::kInt8Groups:
+      return CeilDiv(Int8GroupsScaleOffset(cols, format.group_size,
+                                           CeilDiv(cols, format.group_size)),
+                     kAlignBytes) *
+             kAlignBytes;
   }
   return 0;
 }
@@ -75,9 +94,10 @@ PackedWeight PackedWeight::Pack(const float* w, int64_t rows, int64_t cols, Weig
   CHECK(rows > 0 && cols > 0) << "PackedWeight: empty matrix";
   CHECK(format.dtype != WeightDType::kInt8 || cols <= 65536)
       << "int8 weights need at most 65536 columns, got " << cols;
-  if (format.dtype == WeightDType::kInt4) {
-    CHECK(format.group_size == 32 || format.group_size == 64 || format.group_size == 128)
-        << "int4 group size must be 32, 64 or 128, got " << format.group_size;
+  if (format.dtype == WeightDType::kInt4 || format.dtype == WeightDType::kInt8Groups) {
+    CHECK(ValidGroupSize(format.group_size))
+        << WeightDTypeName(format.dtype) << " group size must be 32, 64 or 128, got "
+        << format.group_size;
   } else {
     format.group_size = 0;
   }
@@ -133,6 +153,9 @@ void PackedWeight::PackPanel(const float* w, int64_t panel) {
       case WeightDType::kInt4:
         PackInt4Row(src, lane, out);
         break;
+      case WeightDType::kInt8Groups:
+        PackInt8GroupsRow(src, lane, out);
+        break;
     }
   }
 }
@@ -158,6 +181,21 @@ void PackedWeight::PackInt8Row(const float* src, int64_t row, int64_t lane, uint
     sum += q[k];
   }
   row_sums_[row] = sum;
+}
+
+void PackedWeight::PackInt8GroupsRow(const float* src, int64_t lane, uint8_t* panel) const {
+  const int64_t cols = matrix_.cols;
+  const int32_t group = matrix_.group_size;
+  int8_t q[128];
+  for (int64_t g = 0; g * group < cols; ++g) {
+    const int64_t n = std::min<int64_t>(group, cols - g * group);
+    const uint16_t scale = QuantizeInt8Group(src + g * group, n, q);
+    for (int64_t kk = 0; kk < n; ++kk) {
+      const int64_t k = g * group + kk;
+      panel[(k / 4) * 64 + lane * 4 + k % 4] = static_cast<uint8_t>(q[kk] + 128);
+    }
+    std::memcpy(panel + Int8GroupsScaleOffset(cols, group, g) + lane * 2, &scale, 2);
+  }
 }
 
 void PackedWeight::PackInt4Row(const float* src, int64_t lane, uint8_t* panel) const {
@@ -237,6 +275,14 @@ float PackedWeight::Element(int64_t row, int64_t col) const {
       std::memcpy(&params.scale_f16, block + group * 8 + lane * 2, 2);
       std::memcpy(&params.min_f16, block + group * 8 + 32 + lane * 2, 2);
       return DequantizeInt4(params, q);
+    }
+    case WeightDType::kInt8Groups: {
+      const int32_t group = matrix_.group_size;
+      uint16_t scale;
+      std::memcpy(&scale,
+                  panel + Int8GroupsScaleOffset(matrix_.cols, group, col / group) + lane * 2, 2);
+      const int32_t q = panel[(col / 4) * 64 + lane * 4 + col % 4] - 128;
+      return F16ToFloat(scale) * static_cast<float>(q);
     }
   }
   return 0.0f;

@@ -24,7 +24,7 @@ WeightBuffer AllocateWeightBuffer(int64_t bytes);
 
 struct WeightFormat {
   WeightDType dtype = WeightDType::kF32;
-  int32_t group_size = 0;  // int4 only: 32, 64 or 128
+  int32_t group_size = 0;  // int4 and int8 groups only: 32, 64 or 128
 };
 
 class PackedWeight {
@@ -32,8 +32,10 @@ class PackedWeight {
   PackedWeight() = default;
 
   // Converts row-major w[rows, cols]: f32 as is, bf16 rounded to nearest even, int8 per
-  // output row (QuantizeInt8Row), int4 per (row, group) (QuantizeInt4Group). CHECKs the
-  // format (int4 needs group_size 32, 64 or 128; cols need not be a multiple of it;
+  // output row (QuantizeInt8Row), int4 per (row, group) (QuantizeInt4Group), int8 groups
+  // per (row, group) (QuantizeInt8Group: Q8_0's values come back exactly). CHECKs the
+  // format (int4 and int8 groups need group_size 32, 64 or 128; cols need not be a
+  // multiple of it;
   // int8 needs cols <= 65536 so that vpdpbusd's int32 sums of (q + 128) q cannot
   // overflow). Panels are converted in parallel on `pool` when given.
   static PackedWeight Pack(const float* w, int64_t rows, int64_t cols, WeightFormat format,
@@ -57,7 +59,8 @@ class PackedWeight {
   int64_t size_bytes() const;
 
   // Row-major f32 [rows, cols] of the values the kernels multiply by: the f32 weights,
-  // bf16 widened, int8 scale * q, int4 scale * q + min. The reference kernels use it.
+  // bf16 widened, int8 scale * q, int4 scale * q + min, int8 groups scale * q. The
+  // reference kernels use it.
   std::vector<float> Unpack() const;
 
  private:
@@ -68,6 +71,7 @@ class PackedWeight {
   void PackBf16Row(const float* src, int64_t lane, uint8_t* panel) const;
   void PackInt8Row(const float* src, int64_t row, int64_t lane, uint8_t* panel);
   void PackInt4Row(const float* src, int64_t lane, uint8_t* panel) const;
+  void PackInt8GroupsRow(const float* src, int64_t lane, uint8_t* panel) const;
   void PutInt4Group(const uint8_t* q, int64_t n, Int4Group params, int64_t lane, int64_t group,
                     uint8_t* panel) const;
   float Element(int64_t row, int64_t col) const;

@@ -90,6 +90,18 @@ float QuantizeInt8Row(const float* w, int64_t n, int8_t* q) {
   return scale;
 }
 
+uint16_t QuantizeInt8Group(const float* w, int64_t n, int8_t* q) {
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(w[i]));
+  const uint16_t bits = FloatToF16Up(amax / 127.0f);
+  const float scale = F16ToFloat(bits);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = scale == 0.0f ? 0.0f : std::nearbyint(w[i] / scale);
+    q[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+  }
+  return bits;
+}
+
 float QuantizeActivationRow(const float* x, int64_t n, int8_t* q) {
   float amax = 0.0f;
   for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));

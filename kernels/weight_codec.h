@@ -29,6 +29,13 @@ float F16ToFloat(uint16_t bits);
 // Bound: |w - scale * q| <= scale / 2 for every element.
 float QuantizeInt8Row(const float* w, int64_t n, int8_t* q);
 
+// Symmetric int8 over one group of n values, the scale stored as f16: scale = max|w| /
+// 127 rounded up to f16 (so nothing clamps), q = round(w / scale) in [-127, 127].
+// Returns the f16 bits (0 for an all-zero group). On values that are already Q8_0's
+// (f16 d times q with max |q| = 127) it gives back that d and those q exactly.
+// Bound: |w - scale * q| <= scale / 2 when scale is normal in f16.
+uint16_t QuantizeInt8Group(const float* w, int64_t n, int8_t* q);
+
 // The activation quantizer every int8/int4 MatMul path uses, per row of x: with
 // amax = max|x|, q = round_half_even(x * (127 / amax)) and scale = amax / 127, both
 // quotients rounded to f32 once. The SIMD versions compute exactly these bits, so the

@@ -101,6 +101,23 @@ TEST(ActivationQuantizerTest, ErrorWithinStatedBound) {
   }
 }
 
+TEST(Int8GroupTest, ErrorWithinHalfAStep) {
+  std::mt19937 rng(8);
+  for (int64_t n : {1, 5, 32, 64, 128}) {
+    const std::vector<float> w = RandomVector(rng, n, 0.05f);
+    std::vector<int8_t> q(n);
+    const float scale = F16ToFloat(QuantizeInt8Group(w.data(), n, q.data()));
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_LE(std::abs(int{q[i]}), 127);
+      ASSERT_LE(std::fabs(w[i] - scale * q[i]), scale / 2) << i;
+    }
+  }
+  std::vector<float> zeros(4, 0.0f);
+  std::vector<int8_t> q(4, 1);
+  EXPECT_EQ(QuantizeInt8Group(zeros.data(), 4, q.data()), 0);
+  EXPECT_EQ(q, std::vector<int8_t>(4, 0));
+}
+
 TEST(Int4GroupTest, ErrorWithinStatedBound) {
   std::mt19937 rng(5);
   for (int64_t n : {1, 5, 32, 64, 128}) {
@@ -156,15 +173,21 @@ TEST(PackedWeightTest, UnpackMatchesTheCodecs) {
       EXPECT_EQ(int8.matrix().row_sums[r], sum);
     }
     for (int32_t group : {32, 64, 128}) {
+      const std::vector<float> int8_groups =
+          PackedWeight::Pack(w.data(), rows, cols, {WeightDType::kInt8Groups, group}).Unpack();
       const std::vector<float> int4 =
           PackedWeight::Pack(w.data(), rows, cols, {WeightDType::kInt4, group}).Unpack();
+      std::vector<int8_t> q8(group);
       std::vector<uint8_t> q4(group);
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t g = 0; g * group < cols; ++g) {
-          const int64_t n = std::min<int64_t>(group, cols - g * group);
-          const Int4Group params = QuantizeInt4Group(&w[r * cols + g * group], n, q4.data());
-          for (int64_t k = 0; k < n; ++k)
-            ASSERT_EQ(int4[r * cols + g * group + k], DequantizeInt4(params, q4[k]));
+          const int64_t n = std::min<int64_t>(group, cols - g * group), at = r * cols + g * group;
+          const float scale = F16ToFloat(QuantizeInt8Group(&w[at], n, q8.data()));
+          const Int4Group params = QuantizeInt4Group(&w[at], n, q4.data());
+          for (int64_t k = 0; k < n; ++k) {
+            ASSERT_EQ(int8_groups[at + k], scale * q8[k]);
+            ASSERT_EQ(int4[at + k], DequantizeInt4(params, q4[k]));
+          }
         }
       }
     }

@@ -6,9 +6,12 @@
 
 namespace surge {
 
-enum class WeightDType { kF32, kBF16, kInt8, kInt4 };
+// kInt8Groups: int8 with one scale per group of group_size k (GGUF's Q8_0 repacked as
+// is: group 32, the scale its block's f16 d).
+enum class WeightDType { kF32, kBF16, kInt8, kInt4, kInt8Groups };
 
-const char* WeightDTypeName(WeightDType dtype);  // "f32", "bf16", "int8", "int4"
+// "f32", "bf16", "int8", "int4", "int8" (kInt8Groups: the group size tells it apart)
+const char* WeightDTypeName(WeightDType dtype);
 
 // How `data` is laid out.
 //
@@ -32,6 +35,10 @@ const char* WeightDTypeName(WeightDType dtype);  // "f32", "bf16", "int8", "int4
 //         w = scale * q + min (min = -scale * zero_point: the asymmetric zero point,
 //         folded into the form the kernel adds). The last group of a row whose cols is
 //         not a multiple of group_size is zero-padded.
+//   int8 groups  [num_groups][group_size / 4][16][4] uint8 u = q + 128 (k-quads, as int8
+//         but offset so that vpdpbusd can take W as its unsigned operand), then
+//         [num_groups][16] f16 scales: w = scale * (u - 128), q in [-127, 127]; the
+//         panel padded to a multiple of 64 bytes. 34 bytes per 32 weights, as Q8_0.
 enum class WeightLayout { kRowMajor, kPanels };
 
 constexpr int64_t kPanelRows = 16;
@@ -45,7 +52,7 @@ struct WeightMatrix {
   int64_t panel_bytes = 0;            // kPanels: bytes per panel of 16 rows
   const float* scales = nullptr;      // int8: [num_panels * 16] per-row scales (0 for padding)
   const int32_t* row_sums = nullptr;  // int8: [num_panels * 16] sum over k of q
-  int32_t group_size = 0;             // int4: k per (scale, min); 32, 64 or 128
+  int32_t group_size = 0;             // int4, int8 groups: k per group; 32, 64 or 128
 
   int64_t num_panels() const { return (rows + kPanelRows - 1) / kPanelRows; }
   const float* f32() const { return static_cast<const float*>(data); }

@@ -287,8 +287,9 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string&
   data.f32.resize(rows * cols);
   DequantizeBlocks(raw.type, raw.data(), rows * cols, data.f32.data());
   if (raw.type != BlockType::kF32 && raw.type != BlockType::kF16 &&
-      raw.type != BlockType::kBF16) {  // Q8_0, Q6_K, Q5_*: int8 per row by default
-    data.native = WeightFormat{wide_quant_dtype_};
+      raw.type != BlockType::kBF16) {  // Q8_0, Q6_K, Q5_*: int8 groups of 32 by default
+    data.native = wide_quant_dtype_ == WeightDType::kInt8 ? WeightFormat{WeightDType::kInt8Groups, 32}
+                                                           : WeightFormat{wide_quant_dtype_};
   }
   return data;
 }

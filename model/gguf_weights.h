@@ -38,8 +38,9 @@ StatusOr<BlockType> BlockTypeOf(const GgufFile& file, const GgufTensorInfo& tens
 
 class GgufWeightSource : public WeightSource {
  public:
-  // `wide_quant_dtype`: what Q8_0, Q6_K, Q5_0, Q5_1 and Q5_K blocks become -- kInt8 (requantized per
-  // output row) or kBF16/kF32 (dequantized).
+  // `wide_quant_dtype`: what Q8_0, Q6_K, Q5_0, Q5_1 and Q5_K blocks become -- kInt8 (int8
+  // groups of 32: Q8_0 exactly, the others requantized per group of 32) or kBF16/kF32
+  // (dequantized).
   GgufWeightSource(const GgufFile& file, const ModelConfig& config, WeightDType wide_quant_dtype)
       : file_(file), config_(config), wide_quant_dtype_(wide_quant_dtype) {}
 

@@ -50,10 +50,11 @@ int WidthRank(WeightDType dtype) {
   switch (dtype) {
     case WeightDType::kInt4: return 0;
     case WeightDType::kInt8: return 1;
-    case WeightDType::kBF16: return 2;
-    case WeightDType::kF32: return 3;
+    case WeightDType::kInt8Groups: return 2;
+    case WeightDType::kBF16: return 3;
+    case WeightDType::kF32: return 4;
   }
-  return 3;
+  return 4;
 }
 
 // Packs the stacked rows of `parts`. All int4 groups: repacked as they are. Otherwise
@@ -117,9 +118,9 @@ Status ValidateOptions(const LoadOptions& o) {
         "load options: dtype must be f32 or bf16 (int8/int4 are "
         "chosen with quantize)");
   }
-  if (o.quantize == Quantization::kInt4 && o.group_size != 32 && o.group_size != 64 &&
+  if (o.quantize != Quantization::kNone && o.group_size != 32 && o.group_size != 64 &&
       o.group_size != 128) {
-    return InvalidArgumentError("load options: int4 group size must be 32, 64 or 128, got " +
+    return InvalidArgumentError("load options: int4/int8 group size must be 32, 64 or 128, got " +
                                 std::to_string(o.group_size));
   }
   return OkStatus();
@@ -130,7 +131,7 @@ Status ValidateOptions(const LoadOptions& o) {
 std::string LoadOptionsName(const LoadOptions& options) {
   switch (options.quantize) {
     case Quantization::kInt8:
-      return "int8";
+      return "int8-g" + std::to_string(options.group_size);
     case Quantization::kInt4:
       return "int4-g" + std::to_string(options.group_size) + (options.int4_lm_head ? "-head4" : "");
     case Quantization::kNone:
@@ -239,15 +240,15 @@ Status WeightLoader::LoadWeights(const WeightSource& store) {
 
 WeightFormat WeightLoader::LmHeadFormat() const {
   if (options_.quantize == Quantization::kInt4 && !options_.int4_lm_head) {
-    return {WeightDType::kInt8};
+    return {WeightDType::kInt8Groups, options_.group_size};
   }
   return LinearFormat();
 }
 
 WeightFormat WeightLoader::LinearFormat() const {
   switch (options_.quantize) {
-    case Quantization::kInt8:
-      return {WeightDType::kInt8};
+    case Quantization::kInt8:  // groups: one activation scale per group, as int4's
+      return {WeightDType::kInt8Groups, options_.group_size};
     case Quantization::kInt4:
       return {WeightDType::kInt4, options_.group_size};
     case Quantization::kNone:

@@ -33,7 +33,8 @@ std::string LinearWeightFormats(const ModelWeights& weights) {
     if (linear.weight.empty()) return;
     const WeightMatrix& m = linear.matrix();
     std::string name = WeightDTypeName(m.dtype);
-    if (m.dtype == WeightDType::kInt4) name += "-g" + std::to_string(m.group_size);
+    if (m.dtype == WeightDType::kInt4 || m.dtype == WeightDType::kInt8Groups)
+      name += "-g" + std::to_string(m.group_size);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   };
   for (const LayerWeights& l : weights.layers) {

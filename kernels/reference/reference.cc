@@ -1,5 +1,6 @@
 #include "kernels/reference/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -23,15 +24,21 @@ void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias,
 }
 
 void MatMulQuantizedActivations(const float* x, int64_t m, const WeightMatrix& w, const float* bias,
-                                float* y) {
+                                float* y, int64_t group_size) {
   CHECK(w.dtype == WeightDType::kF32 && w.layout == WeightLayout::kRowMajor);
+  const int64_t group = group_size > 0 ? group_size : std::max<int64_t>(w.cols, 1);
   std::vector<int8_t> q(w.cols);
+  std::vector<double> scales((w.cols + group - 1) / group);
   for (int64_t i = 0; i < m; ++i) {
-    const double scale = QuantizeActivationRow(x + i * w.cols, w.cols, q.data());
+    for (int64_t g = 0; g * group < w.cols; ++g) {
+      const int64_t n = std::min(group, w.cols - g * group);
+      scales[g] = QuantizeActivationRow(x + i * w.cols + g * group, n, q.data() + g * group);
+    }
     for (int64_t n = 0; n < w.rows; ++n) {
       double sum = 0.0;
-      for (int64_t k = 0; k < w.cols; ++k) sum += double(q[k]) * w.f32()[n * w.cols + k];
-      y[i * w.rows + n] = static_cast<float>(scale * sum + (bias ? bias[n] : 0.0));
+      for (int64_t k = 0; k < w.cols; ++k)
+        sum += scales[k / group] * double(q[k]) * w.f32()[n * w.cols + k];
+      y[i * w.rows + n] = static_cast<float>(sum + (bias ? bias[n] : 0.0));
     }
   }
 }

@@ -15,10 +15,12 @@ namespace surge::reference {
 void MatMul(const float* x, int64_t m, const WeightMatrix& w, const float* bias, float* y);
 
 // What the int8 / int4 kernels compute, in double: each row of x quantized on its own
-// (QuantizeActivationRow: x ~ scale * q), then y = scale * sum_k q[k] * w[n, k] + bias,
-// with w the row-major dequantized weights (PackedWeight::Unpack()).
+// (QuantizeActivationRow: x ~ scale * q) -- or, with group_size > 0, each group of
+// group_size values of a row on its own (int4's per-group scales) -- then
+// y = sum over groups of scale * sum_k q[k] * w[n, k], + bias, with w the row-major
+// dequantized weights (PackedWeight::Unpack()).
 void MatMulQuantizedActivations(const float* x, int64_t m, const WeightMatrix& w,
-                                const float* bias, float* y);
+                                const float* bias, float* y, int64_t group_size = 0);
 
 void RmsNorm(const float* x, const float* weight, int64_t num_rows, int64_t dim, float eps,
              float* y);
