@@ -165,6 +165,10 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     if (first != std::string::npos && request_.body[first] == '{' && JsonDepthWithin(request_.body)) {
       body_ = Json::parse(request_.body, nullptr, /*allow_exceptions=*/false);
       if (body_.is_discarded()) body_ = nullptr;  // the engine answers it with a 400
+      if (body_.is_null()) body_problem_ = "is not valid JSON";
+    } else {
+      body_problem_ = first == std::string::npos || request_.body[first] != '{' ? "is not a JSON object"
+                                                                               : "is nested too deeply";
     }
     std::string model;
     if (body_.is_object()) {
@@ -327,6 +331,12 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
 
   void FinishNoBackend() {
     if (backend_ != nullptr) return FinishAfterFailure();  // tried some; none left to try
+    if (generates_ && body_problem_ != nullptr) {
+      // An engine would answer it with a 400; with none for model "" the body is still the
+      // client's mistake, not the fleet's (it names no model to route by).
+      return FinishWithError(400, std::string("the request body ") + body_problem_ +
+                                      ", so it names no model to route by");
+    }
     ctx_.metrics.CountNoBackend(pool_);
     error_kind_ = "no_backend";
     FinishWithError(503, "no routable backend in pool '" + pool_ + "'");
@@ -405,6 +415,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   net::HttpRequest request_;
   const std::shared_ptr<net::ResponseWriter> writer_;
   Json body_;
+  const char* body_problem_ = nullptr;  // why body_ is not the client's JSON object, if it is not
   RouteRequest route_request_;
   std::string client_model_;  // the body's `model` as sent (before an alias dropped it)
   ProxyCache cache_;          // the response cache's decision and tee (router/proxy_cache.h)
