@@ -406,6 +406,10 @@ void Engine::VerifyDrafts(RequestState& request, Choice& choice, std::span<const
   int32_t num_accepted = 0;
   for (int32_t i = 0; i <= num_drafts; ++i) {
     std::span<const float> row = Constrain(request, choice, rows.subspan(static_cast<size_t>(i) * vocab_size_, vocab_size_));
+    if (row.empty()) {  // the constraint could not be followed: the request failed
+      result.finished = true;
+      break;
+    }
     int32_t token;
     bool accepted = false;
     if (i < num_drafts) {
@@ -480,7 +484,9 @@ void Engine::SampleNext(RequestState& request, Choice& choice, std::span<const f
 
 // Samples `choice`'s next token and appends it; true when the choice has finished.
 bool Engine::TakeToken(RequestState& request, Choice& choice, std::span<const float> logits) {
+  if (choice.finished) return true;  // a sibling's constraint failed the request
   std::span<const float> row = Constrain(request, choice, logits);
+  if (row.empty()) return true;
   const int32_t token = Sample(choice.sampler, row);
   return request.AppendToken(choice, token, LogProbs(request, row, token));
 }
@@ -490,14 +496,23 @@ bool Engine::TakeToken(RequestState& request, Choice& choice, std::span<const fl
 // truncations, so that no sampling rule can bring a disallowed token back. The mask reads
 // only the choice's own matcher: batch neighbours never change it. Without logprobs the
 // copy is the sampler's own row (one copy, not two); logprobs read the masked row after
-// sampling, which edits its row, so then it has one of its own.
-std::span<const float> Engine::Constrain(const RequestState& request, const Choice& choice,
+// sampling, which edits its row, so then it has one of its own. A mask that passes the
+// grammar's limits (ConstraintLimits::max_mask_work, the matcher's state) fails the request
+// with that reason, and the empty row says so: never a guessed mask.
+std::span<const float> Engine::Constrain(RequestState& request, const Choice& choice,
                                          std::span<const float> logits) {
   if (!choice.constraint.active()) return logits;
   std::span<float> out = request.request().top_logprobs >= 0 ? std::span<float>(masked_logits_)
                                                              : std::span<float>(sample_logits_);
-  masker_.Mask(choice.constraint.matcher(), logits, out);
-  return out;
+  if (masker_.Mask(choice.constraint.matcher(), logits, out)) return out;
+  const ConstraintLimits& limits = choice.constraint.matcher().grammar().limits();
+  std::ostringstream message;
+  message << "the output constraint cannot be followed further: the next token's mask needs more than "
+          << limits.max_mask_work << " steps of work or a parse state over " << limits.max_matcher_words
+          << " words (the grammar is too ambiguous or too deeply nested here)";
+  request.Fail(ResourceExhaustedError(message.str()));
+  FinishAllChoices(request, FinishReason::kAbort);
+  return {};
 }
 
 // n > 1: every choice samples its first token from choice 0's prompt logits with its own
@@ -515,6 +530,10 @@ void Engine::SampleFirstTokensAndFork(RequestState& request, std::span<const flo
   }
   Choice& parent = request.choice(0);
   const bool parent_finished = TakeToken(request, parent, logits);
+  if (parent.seq.status == SequenceStatus::kFinished) {  // a constraint failed the request
+    result.finished = true;
+    return;
+  }
   scheduler_.Fork(parent.seq, children_);
   request.set_forked();
   result.finished = parent_finished;

@@ -106,7 +106,7 @@ class Engine final : public EngineClient {
                     const ScheduledChunk& chunk, ChunkResult& result);
   void SampleFirstTokensAndFork(RequestState& request, std::span<const float> logits, ChunkResult& result);
   bool TakeToken(RequestState& request, Choice& choice, std::span<const float> logits);
-  std::span<const float> Constrain(const RequestState& request, const Choice& choice, std::span<const float> logits);
+  std::span<const float> Constrain(RequestState& request, const Choice& choice, std::span<const float> logits);
   int32_t Sample(SequenceSampler& sampler, std::span<const float> logits);
   const TokenLogProbs* LogProbs(const RequestState& request, std::span<const float> logits,
                                 int32_t token);
