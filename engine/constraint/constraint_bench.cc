@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "engine/constraint/constraint.h"
 #include "engine/constraint/token_mask.h"
@@ -91,6 +93,17 @@ ws ::= | " " | "\n" [ \t]{0,20}
 )";
 constexpr char kAmbiguousGbnf[] = "root ::= x*\nx ::= [a-z] | [a-z] x | [a-z] y\ny ::= x \"b\" | x\n";
 
+// ComputeMask's outcome where it has one (trees before the mask budget returned nothing).
+template <typename M>
+bool MaskOk(const M& m, const TokenVocabulary& v, std::vector<uint64_t>& bits) {
+  if constexpr (std::is_void_v<decltype(ComputeMask(m, v, bits))>) {
+    ComputeMask(m, v, bits);
+    return true;
+  } else {
+    return ComputeMask(m, v, bits);
+  }
+}
+
 void BM_MaskGbnf(benchmark::State& state, const char* gbnf, const std::string& prefix) {
   const TokenVocabulary& v = Vocabulary("llama3");
   auto grammar = CompileConstraint({ConstraintKind::kGrammar, gbnf, {}}, ConstraintLimits());
@@ -98,18 +111,30 @@ void BM_MaskGbnf(benchmark::State& state, const char* gbnf, const std::string& p
   Matcher m(*grammar);
   CHECK(m.AcceptBytes(prefix)) << prefix;
   std::vector<uint64_t> bits(v.mask_words());
+  bool refused = false;
   for (auto _ : state) {
-    static_cast<void>(ComputeMask(m, v, bits));
+    refused = !MaskOk(m, v, bits);
     benchmark::DoNotOptimize(bits.data());
   }
   int64_t allowed = 0;
   for (uint64_t w : bits) allowed += __builtin_popcountll(w);
   state.counters["allowed_tokens"] = static_cast<double>(allowed);
+  state.counters["refused"] = refused ? 1 : 0;
 }
+BENCHMARK_CAPTURE(BM_MaskGbnf, ambiguous_40_letters, kAmbiguousGbnf, std::string(40, 'a'))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MaskGbnf, json_in_nested_string, kJsonGbnf, "{\"a\": [{\"b\": [1, {\"c\": \"hello wor")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MaskGbnf, json_value_start, kJsonGbnf, "{\"a\": [{\"b\": [1, ")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MaskGbnf, ambiguous_letters, kAmbiguousGbnf, "abcabcab")->Unit(benchmark::kMillisecond);
+// Adversarial: 2^300 parses in 300 shared frames, every trie step closing over all of them
+// (allowed_tokens 0: the mask passed max_mask_work and was refused; the time is its cost).
+constexpr char kExponentialGbnf[] = "root ::= s\ns ::= \"a\" b | \"a\" c | \"\"\nb ::= s \"b\"\nc ::= s \"c\"\n";
+BENCHMARK_CAPTURE(BM_MaskGbnf, exponential_300_deep, kExponentialGbnf, std::string(300, 'a'))
+    ->Unit(benchmark::kMillisecond);
+// A free string under 2000 open arrays: every trie step copies a state of ~6000 words, so
+// the walk passes max_mask_work and stops (allowed_tokens 0) instead of costing ~1 s.
+BENCHMARK_CAPTURE(BM_MaskGbnf, json_string_2000_deep, kJsonGbnf, "{\"a\": " + std::string(2000, '[') + "\"x")
+    ->Unit(benchmark::kMillisecond);
 
 void BM_CompileSchema(benchmark::State& state) {
   std::string schema = TwentyPropertySchema();

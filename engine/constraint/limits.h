@@ -28,7 +28,7 @@ struct ConstraintLimits {
   int64_t max_step_work = 1 << 16;
   // Token masks (token_mask.h): the work of one mask's walk of the vocabulary (the sum of
   // its steps' work), so that a costly grammar cannot hold the engine thread for long.
-  int64_t max_mask_work = int64_t{1} << 27;
+  int64_t max_mask_work = int64_t{1} << 25;
 };
 
 }  // namespace surge
