@@ -216,13 +216,14 @@ StatusOr<int64_t> BatchStore::CommitResults(const std::vector<LineResult>& resul
       ++num_new;
       ++(r.ok ? added[r.batch_id].completed : added[r.batch_id].failed);
     }
-    for (const auto& [id, counts] : added) {
+    for (const auto& entry : added) {  // not a structured binding: clang 14 cannot capture one
+      const RequestCounts& counts = entry.second;
       auto add = [&counts](BatchRecord& batch) {
         batch.request_counts.completed += counts.completed;
         batch.request_counts.failed += counts.failed;
         return OkStatus();
       };
-      RETURN_IF_ERROR(ChangeBatchLocked(id, add).status());
+      RETURN_IF_ERROR(ChangeBatchLocked(entry.first, add).status());
     }
     return OkStatus();
   }));

@@ -31,7 +31,9 @@ bool ChoiceConstraint::Accept(const TokenVocabulary& vocabulary, int32_t token) 
     if (!ok) matcher_->set_state(saved_);
   }
   if (!ok) {
-    LOG(WARNING) << "token " << token << " is outside the output constraint; the choice stops";
+    LOG(WARNING) << "token " << token
+                 << (matcher_->overflowed() ? " passes the output constraint's matcher limits" : " is outside the output constraint")
+                 << "; the choice stops";
     return true;
   }
   return matcher_->IsComplete();

@@ -35,8 +35,7 @@ class ChoiceSampler {
   int64_t num_sampled() const { return num_sampled_; }
 
  private:
-  std::span<const float> Constrain(const RequestState& request, const Choice& choice,
-                                   std::span<const float> logits);
+  std::span<const float> Constrain(RequestState& request, const Choice& choice, std::span<const float> logits);
   void CopyToSampleRow(std::span<const float> row);
   const PositionLogProbs* LogProbs(const RequestState& request, std::span<const float> logits, int32_t token);
 

@@ -40,8 +40,8 @@ MaskCache& ConstraintMasker::CacheFor(const Matcher& matcher) {
   return *caches_.emplace(&matcher.grammar(), std::move(cache)).first->second.masks;
 }
 
-void ConstraintMasker::Mask(const Matcher& matcher, std::span<const float> logits, std::span<float> out) {
-  CacheFor(matcher).ComputeMask(matcher, bits_);
+bool ConstraintMasker::Mask(const Matcher& matcher, std::span<const float> logits, std::span<float> out) {
+  if (!CacheFor(matcher).ComputeMask(matcher, bits_)) return false;
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
   const size_t num_known = std::min<size_t>(logits.size(), vocabulary_.num_tokens());
   for (size_t word = 0; word * 64 < num_known; ++word) {
@@ -50,6 +50,7 @@ void ConstraintMasker::Mask(const Matcher& matcher, std::span<const float> logit
     for (size_t id = word * 64; id < end; ++id) out[id] = (bits >> (id & 63)) & 1 ? logits[id] : kMasked;
   }
   std::fill(out.begin() + num_known, out.end(), kMasked);
+  return true;
 }
 
 }  // namespace surge

@@ -28,8 +28,9 @@ class ConstraintMasker {
   const TokenVocabulary& vocabulary() const { return vocabulary_; }
 
   // out = logits, with every token `matcher` disallows at -inf (ids past the tokenizer's
-  // vocabulary too). `logits` and `out` are [vocab_size] and may not overlap.
-  void Mask(const Matcher& matcher, std::span<const float> logits, std::span<float> out);
+  // vocabulary too). `logits` and `out` are [vocab_size] and may not overlap. False (out
+  // untouched) when the mask passes the grammar's limits (ComputeMask).
+  [[nodiscard]] bool Mask(const Matcher& matcher, std::span<const float> logits, std::span<float> out);
 
  private:
   struct Cache {

@@ -47,6 +47,10 @@ size_t OutputProcessor::ProcessTokenChunk(const ScheduledChunk& chunk, std::span
   } else {
     result.finished = sampler_.TakeToken(request, request.choice(chunk.seq->choice_index), rows);
   }
+  if (request.failed()) {  // a constraint could not be followed (ChoiceSampler::Constrain)
+    FinishAllChoices(request, FinishReason::kAbort);
+    result.finished = true;
+  }
   touched.Add(request);
   return num_scoring_rows + num_rows;
 }
@@ -100,6 +104,7 @@ void OutputProcessor::SampleFirstTokensAndFork(RequestState& request, std::span<
   }
   Choice& parent = request.choice(0);
   const bool parent_finished = sampler_.TakeToken(request, parent, logits);
+  if (request.failed()) return;  // a constraint failed the request: nothing to fork
   scheduler_.Fork(parent.seq, children_);
   request.set_forked();
   result.finished = parent_finished;

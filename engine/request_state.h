@@ -89,6 +89,7 @@ class RequestState {
   void Fail(Status error);
 
   bool finished() const { return num_unfinished_ == 0 || !error_.ok(); }
+  bool failed() const { return !error_.ok(); }
   // The news since the last call as one output; nullopt when there is none.
   std::optional<RequestOutput> TakeOutput();
 

@@ -119,6 +119,31 @@ TEST_F(StructuredOutputTest, ThirtyTwoConcurrentMatchAndEqualAlone) {
   }
 }
 
+// A recursive grammar whose masks pass max_mask_work (set tiny here; the default bounds an
+// adversarial grammar's walk) fails its own request with that reason, n = 2 included; the
+// request beside it, constrained too, completes as it would alone.
+TEST_F(StructuredOutputTest, MaskOverItsWorkBoundFailsOnlyItsRequest) {
+  ConstraintLimits tight;
+  tight.max_mask_work = 100;
+  auto costly = CompileConstraint({ConstraintKind::kGrammar, "root ::= x*\nx ::= [a-z] | [a-z] x | [a-z] y\ny ::= x \"b\" | x\n", {}},
+                                  tight);
+  ASSERT_TRUE(costly.ok()) << costly.status().ToString();
+  auto regex = Compile({ConstraintKind::kRegex, kRegex, {}});
+  auto engine = StartEngine({});
+  EngineRequest bad = Constrained(*costly, 1, /*greedy=*/true);
+  bad.n = 2;
+  auto bad_stream = *engine->Submit(bad, nullptr);
+  auto good_stream = *engine->Submit(Constrained(regex, 2, /*greedy=*/true), nullptr);
+  RequestResult failed = testing_util::Drain(*bad_stream);
+  RequestResult served = testing_util::Drain(*good_stream);
+  EXPECT_EQ(failed.error.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(failed.error.message().find("cannot be followed further"), std::string::npos) << failed.error.ToString();
+  ASSERT_TRUE(served.error.ok()) << served.error.ToString();
+  EXPECT_TRUE(std::regex_match(served.choices.at(0).text, std::regex(kRegex))) << served.choices.at(0).text;
+  EXPECT_EQ(served.choices.at(0).token_ids, Run(*engine, Constrained(regex, 2, true)).choices.at(0).token_ids);
+  ExpectNoLeaks(*engine);
+}
+
 // A KV pool of a few blocks forces preemption (recompute); the matchers keep their place:
 // every output is a valid prefix, and valid JSON when it stopped.
 TEST_F(StructuredOutputTest, PreemptionKeepsTheMatcherConsistent) {

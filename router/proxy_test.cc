@@ -365,5 +365,30 @@ TEST(ProxyTest, AddedLatencySanity) {
   EXPECT_LT(routed_p50 - direct_p50, 5000);  // loose: a shared, busy test machine
 }
 
+// A body that is not a JSON object names no model: with no pool for model "" that is the
+// client's 400, naming the problem (it was a 503 "no routable backend in pool 'default'").
+TEST(ProxyTest, UnparsableBodyWithNoPoolForItIsA400) {
+  FakeEngine engine;
+  RouteConfig config = FastConfig({engine.url()});
+  config.backends[0].pool = "big";
+  config.pools["big"] = {.policy = "round-robin", .models = {"llama"}};
+  auto gateway = StartGateway(config);
+  net::HttpClient client;
+  for (const auto& [body, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"{not json", "is not valid JSON"}, {"[1, 2]", "is not a JSON object"}, {"", "is not a JSON object"}}) {
+    auto response = Post(client, *gateway, body);
+    ASSERT_TRUE(response.ok());
+    EXPECT_EQ(response->status, 400) << body;
+    EXPECT_NE(response->body.find("the request body " + problem), std::string::npos) << response->body;
+  }
+  auto routed = Post(client, *gateway, R"({"model": "llama", "prompt": "hi"})");
+  ASSERT_TRUE(routed.ok());
+  EXPECT_EQ(routed->status, 200);
+  auto unknown = Post(client, *gateway, R"({"prompt": "hi"})");  // valid, but no pool for ""
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->status, 503);
+  EXPECT_EQ(engine.num_requests(), 1);
+}
+
 }  // namespace
 }  // namespace surge::router

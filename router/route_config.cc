@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 
+#include "base/json_access.h"
 #include "base/yaml/yaml_to_json.h"
 
 namespace surge::router {
@@ -20,12 +21,14 @@ class ObjectReader {
     if (!object_.is_object()) status_ = InvalidArgumentError(Where() + " must be an object");
   }
 
+  // Through json::ToInt64: an integer past int64 (or 1e300) is named as such, never wrapped.
   void Int(const char* key, int64_t* out, int64_t min_value) {
     const Json* value = Take(key);
     if (value == nullptr) return;
-    if (!value->is_number_integer()) return Fail(key, "must be an integer");
-    if (value->get<int64_t>() < min_value) return Fail(key, "must be >= " + std::to_string(min_value));
-    *out = value->get<int64_t>();
+    StatusOr<int64_t> number = json::ToInt64(json::Json(*value));
+    if (!number.ok()) return Fail(key, std::string(number.status().message()));
+    if (*number < min_value) return Fail(key, "must be >= " + std::to_string(min_value));
+    *out = *number;
   }
   // An integer whose absence matters (a bound that only one backend takes).
   void OptionalInt(const char* key, std::optional<int64_t>* out, int64_t min_value) {
@@ -37,8 +40,9 @@ class ObjectReader {
   void Double(const char* key, double* out, double min_value, bool min_exclusive) {
     const Json* value = Take(key);
     if (value == nullptr) return;
-    if (!value->is_number()) return Fail(key, "must be a number");
-    const double number = value->get<double>();
+    StatusOr<double> finite = json::ToDouble(json::Json(*value));  // NaN and infinities refused
+    if (!finite.ok()) return Fail(key, std::string(finite.status().message()));
+    const double number = *finite;
     if (number < min_value || (min_exclusive && number == min_value)) {
       return Fail(key, std::string("must be ") + (min_exclusive ? "> " : ">= ") + std::to_string(min_value));
     }

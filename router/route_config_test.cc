@@ -75,6 +75,10 @@ TEST(RouteConfigTest, UnknownKeysAreRefusedByTheirPath) {
 TEST(RouteConfigTest, BadValuesAreRefusedByName) {
   ExpectError(R"({"listen": {"port": "80"}})", "'listen.port' must be an integer");
   ExpectError(R"({"health": {"interval_ms": 0}})", "'health.interval_ms' must be >= 1");
+  // Past int64: named as out of range (it was read as -1 and refused as "must be >= 0").
+  ExpectError(R"({"listen": {"port": 18446744073709551615}})",
+              "'listen.port' must be an integer in [-9223372036854775808, 9223372036854775807], got 18446744073709551615");
+  ExpectError(R"({"health": {"timeout_ms": 1e300}})", "'health.timeout_ms' must be an integer in [");
   ExpectError(R"({"backends": [{"url": "http://a:1", "weight": 0}]})", "'backends[0].weight' must be > 0");
   ExpectError(R"({"backends": [{"pool": "x"}]})", "'backends[0].url' is required");
   ExpectError(R"({"backends": {"url": "x"}})", "'backends' must be an array");

@@ -1,5 +1,6 @@
 #include "server/constraint_cache.h"
 
+#include <chrono>
 #include <utility>
 
 namespace surge {
@@ -24,10 +25,33 @@ std::optional<ConstraintCache::Compiled> ConstraintCache::Lookup(const Constrain
   return cached->compiled;
 }
 
-ConstraintCache::Compiled ConstraintCache::Compile(const ConstraintSpec& spec, CompileBudget* budget) {
-  Compiled compiled = CompileConstraint(spec, limits_, budget);
-  if (!compiled.ok() && !Cacheable(compiled.status())) return compiled;
+std::optional<ConstraintCache::Compiled> ConstraintCache::JoinOrClaim(const std::string& key, CompileBudget* budget,
+                                                                      bool* joined) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (in_flight_.count(key) > 0) {
+    *joined = true;
+    // The waiter's own deadline and cancel flag are read every 20 ms.
+    compiled_.wait_for(lock, std::chrono::milliseconds(20));
+    if (budget != nullptr && !budget->CheckNow()) return Compiled(budget->status());
+  }
+  if (Entry* cached = entries_.Find(key)) {
+    ++hits_;
+    return cached->compiled;
+  }
+  in_flight_.insert(key);
+  ++compiles_;
+  return std::nullopt;
+}
+
+ConstraintCache::Compiled ConstraintCache::Compile(const ConstraintSpec& spec, CompileBudget* budget, bool* joined) {
+  bool joined_other = false;
   std::string key = ConstraintCacheKey(spec);
+  if (std::optional<Compiled> outcome = JoinOrClaim(key, budget, &joined_other)) {
+    if (joined != nullptr) *joined = joined_other;
+    return *std::move(outcome);
+  }
+  if (joined != nullptr) *joined = false;
+  Compiled compiled = CompileConstraint(spec, limits_, budget);
   Entry entry{compiled, static_cast<int64_t>(key.size())};
   if (compiled.ok()) {
     entry.bytes += (*compiled)->memory_bytes();
@@ -35,8 +59,9 @@ ConstraintCache::Compiled ConstraintCache::Compile(const ConstraintSpec& spec, C
     entry.bytes += static_cast<int64_t>(compiled.status().message().size());
   }
   std::lock_guard<std::mutex> lock(mu_);
-  // Two threads may compile the same spec at once; the first to finish is kept.
-  if (Entry* cached = entries_.Find(key)) return cached->compiled;
+  in_flight_.erase(key);
+  compiled_.notify_all();
+  if (!compiled.ok() && !Cacheable(compiled.status())) return compiled;
   if (entry.bytes <= options_.max_bytes) Put(std::move(key), std::move(entry));
   return compiled;
 }
@@ -71,6 +96,11 @@ int64_t ConstraintCache::bytes() const {
 int64_t ConstraintCache::hits() const {
   std::lock_guard<std::mutex> lock(mu_);
   return hits_;
+}
+
+int64_t ConstraintCache::compiles() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compiles_;
 }
 
 int64_t ConstraintCache::failures_cached() const {

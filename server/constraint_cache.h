@@ -5,11 +5,13 @@
 // repeated bad grammar is refused without compiling it again.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/lru_map.h"
@@ -34,8 +36,12 @@ class ConstraintCache {
   // Compiles `spec` under `budget` (null: the limits' step budget alone) and caches the
   // outcome. Failures are cached unless they are the budget's deadline or cancel flag's
   // (they say nothing about the grammar). A grammar larger than the byte bound is returned
-  // but not kept. Thread-safe; compiling happens outside the lock.
-  Compiled Compile(const ConstraintSpec& spec, CompileBudget* budget = nullptr);
+  // but not kept. Thread-safe; compiling happens outside the lock. Identical specs arriving
+  // together compile once: a caller that finds the same key being compiled waits for that
+  // outcome (`*joined` = true) while its own budget's deadline and cancel flag allow, and
+  // compiles itself only when the other compile ended for reasons of its own (deadline,
+  // cancel) or the outcome was not kept.
+  Compiled Compile(const ConstraintSpec& spec, CompileBudget* budget = nullptr, bool* joined = nullptr);
   // Lookup, else Compile.
   Compiled Get(const ConstraintSpec& spec);
 
@@ -44,6 +50,8 @@ class ConstraintCache {
   int64_t bytes() const;
   int64_t hits() const;
   int64_t failures_cached() const;
+  // Compiles run (not answered from the cache or by joining one in flight).
+  int64_t compiles() const;
 
  private:
   struct Entry {
@@ -51,6 +59,10 @@ class ConstraintCache {
     int64_t bytes = 0;  // the key and the grammar's tables
   };
   void Put(std::string key, Entry entry);  // requires mu_
+  // Waits while `key` is compiled by another caller. The cached outcome when there is one;
+  // nullopt when the caller must compile (then `key` is marked in flight for it); the
+  // budget's failure when its deadline passes or its flag is set while waiting.
+  std::optional<Compiled> JoinOrClaim(const std::string& key, CompileBudget* budget, bool* joined);
 
   const ConstraintCacheOptions options_;
   const ConstraintLimits limits_;
@@ -59,6 +71,9 @@ class ConstraintCache {
   int64_t bytes_ = 0;                   // guarded by mu_: sum of entries' bytes
   int64_t hits_ = 0;                    // guarded by mu_
   int64_t failures_ = 0;                // guarded by mu_: failures among entries_
+  int64_t compiles_ = 0;                // guarded by mu_
+  std::set<std::string> in_flight_;     // guarded by mu_: keys being compiled now
+  std::condition_variable compiled_;    // notified whenever a key leaves in_flight_
 };
 
 }  // namespace surge

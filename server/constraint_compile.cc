@@ -85,12 +85,18 @@ void CompileOnCompileThread(const std::shared_ptr<PendingCompile>& pending) {
   CompileBudget budget(context.constraints.limits().max_compile_steps);
   if (pending->limit_s > 0) budget.set_deadline(pending->deadline);
   budget.set_cancel_flag(&pending->cancelled);
-  ConstraintCache::Compiled compiled = context.constraints.Compile(ToConstraintSpec(pending->constraint), &budget);
+  bool joined = false;  // an identical constraint was being compiled: its outcome is ours
+  ConstraintCache::Compiled compiled =
+      context.constraints.Compile(ToConstraintSpec(pending->constraint), &budget, &joined);
   if (!compiled.ok() && compiled.status().code() == StatusCode::kCancelled) {
     context.metrics.CountConstraintCompile("cancelled");
     return;  // the client went away: nobody to answer
   }
-  context.metrics.CountConstraintCompile(compiled.ok() ? "compiled" : "failed");
+  if (joined) {
+    context.metrics.CountConstraintCompile(compiled.ok() ? "joined" : "joined_failure");
+  } else {
+    context.metrics.CountConstraintCompile(compiled.ok() ? "compiled" : "failed");
+  }
   context.metrics.SetConstraintCacheBytes(context.constraints.bytes());
   Finish(pending, std::move(compiled));
 }

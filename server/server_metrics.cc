@@ -55,7 +55,8 @@ ServerMetrics::ServerMetrics()
                                      "Requests ended by their deadline (body timeout or --request-timeout)")),
       constraint_compiles_(registry_.AddCounterFamily(
           "surge_constraint_compiles_total",
-          "Output constraints by outcome: compiled, failed, cancelled (client gone), cache_hit, cache_hit_failure",
+          "Output constraints by outcome: compiled, failed, cancelled (client gone), cache_hit, cache_hit_failure, "
+          "joined, joined_failure (the outcome of an identical compile in flight)",
           {"outcome"})),
       constraint_cache_bytes_(registry_.AddGauge("surge_constraint_cache_bytes",
                                                  "Bytes held by the compiled-grammar cache (--constraint-cache-size)")),

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -141,6 +143,29 @@ TEST(ConstraintCacheTest, FailuresAreKeptButNotDeadlinesOrCancels) {
   EXPECT_FALSE(cache.Lookup(RegexSpec("[0-9]+")).has_value());
   EXPECT_EQ(cache.failures_cached(), 1);
   EXPECT_TRUE(cache.Get(RegexSpec("[0-9]+")).ok());
+}
+
+TEST(ConstraintCacheTest, IdenticalCompilesInFlightRunOnce) {
+  // Eight requests with the same costly bad grammar at once: one compile, eight answers.
+  ConstraintCache cache;
+  std::vector<std::future<std::pair<ConstraintCache::Compiled, bool>>> answers;
+  for (int i = 0; i < 8; ++i) {
+    answers.push_back(std::async(std::launch::async, [&cache] {
+      CompileBudget budget(cache.limits().max_compile_steps);
+      bool joined = false;
+      ConstraintCache::Compiled compiled = cache.Compile(RegexSpec("a?{1000}{4}"), &budget, &joined);
+      return std::make_pair(std::move(compiled), joined);
+    }));
+  }
+  int num_joined = 0;
+  for (auto& answer : answers) {
+    auto [compiled, joined] = answer.get();
+    EXPECT_EQ(compiled.status().code(), StatusCode::kResourceExhausted);
+    num_joined += joined ? 1 : 0;
+  }
+  EXPECT_EQ(cache.compiles(), 1);
+  EXPECT_LE(num_joined, 7);
+  EXPECT_EQ(cache.failures_cached(), 1);
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ class CompileBudget {
     next_check_ = steps_ + kCheckEvery;
     return CheckClock();
   }
+  // Reads the clock and the flag now (for a caller that waits instead of working): false
+  // once the deadline has passed or the flag is set.
+  bool CheckNow() { return failure_ == Failure::kNone && CheckClock(); }
   bool exhausted() const { return failure_ != Failure::kNone; }
   int64_t steps() const { return steps_; }
   // OK while not exhausted; else ResourceExhausted (steps), DeadlineExceeded or Cancelled,

@@ -85,7 +85,10 @@ std::string RandomWalk(const std::shared_ptr<const CompiledGrammar>& grammar,
   *ended = false;
   for (int step = 0; step < max_tokens; ++step) {
     if (states != nullptr) states->push_back(m);
-    cache.ComputeMask(m, bits);
+    if (!cache.ComputeMask(m, bits)) {
+      ADD_FAILURE() << "mask over the grammar's limits after: " << out;
+      return out;
+    }
     std::vector<int32_t> allowed, closing;
     for (int32_t id = 0; id < v.num_tokens(); ++id) {
       if (!MaskAllows(bits, id)) continue;

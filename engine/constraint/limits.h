@@ -22,8 +22,13 @@ struct ConstraintLimits {
   // Work of one compile (closure visits, edges followed): bounds its time whatever the
   // machine's load; the server adds a wall-clock deadline and cancellation on top.
   int64_t max_compile_steps = 10'000'000;
-  int32_t max_stack_depth = 128;            // matcher: frames per stack
-  int32_t max_stacks = 64;                  // matcher: parallel stacks (ambiguity)
+  // Matcher (matcher.h): its state's words (heads and shared frames: grows with nesting and
+  // with the distinct frames of ambiguous parses), and the work of one byte's step.
+  int32_t max_matcher_words = 16384;
+  int64_t max_step_work = 1 << 16;
+  // Token masks (token_mask.h): the work of one mask's walk of the vocabulary (the sum of
+  // its steps' work), so that a costly grammar cannot hold the engine thread for long.
+  int64_t max_mask_work = int64_t{1} << 25;
 };
 
 }  // namespace surge

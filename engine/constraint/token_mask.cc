@@ -32,32 +32,39 @@ void WalkDfa(const CompiledGrammar& g, DfaState start, const TokenVocabulary& v,
   }
 }
 
-void WalkStacks(const CompiledGrammar& g, const MatcherState& start, const TokenVocabulary& v,
+// False when the walk's work passes max_mask_work or a step passes the matcher's limits:
+// the mask is then unknown (never a guess that silently refuses tokens).
+bool WalkStacks(const CompiledGrammar& g, const MatcherState& start, const TokenVocabulary& v,
                 std::span<uint64_t> bits) {
   thread_local std::vector<MatcherState> states;  // [max_depth + 1]
   if (states.size() < static_cast<size_t>(v.max_depth() + 1)) states.resize(v.max_depth() + 1);
   states[0] = start;
+  const int64_t max_work = g.limits().max_mask_work;
+  int64_t work = 0;
   const int32_t num_nodes = v.num_nodes();
   for (int32_t node = 1; node < num_nodes;) {
     const int32_t depth = v.depth(node);
-    if (!Matcher::Step(g, states[depth - 1], v.label(node), &states[depth])) {
+    const Matcher::StepResult result = Matcher::Advance(g, states[depth - 1], v.label(node), &states[depth], &work);
+    if (result == Matcher::StepResult::kOverflow || work > max_work) return false;
+    if (result == Matcher::StepResult::kDead) {
       node = v.subtree_end(node);
       continue;
     }
     MarkTokens(v, node, bits);
-    // A state with no stacks can only end: nothing below this node can be accepted.
+    // A state with no heads can only end: nothing below this node can be accepted.
     node = states[depth].empty() ? v.subtree_end(node) : node + 1;
   }
+  return true;
 }
 
-void WalkTrie(const Matcher& matcher, const TokenVocabulary& v, std::span<uint64_t> bits) {
+bool WalkTrie(const Matcher& matcher, const TokenVocabulary& v, std::span<uint64_t> bits) {
   const MatcherState& state = matcher.state();
-  if (state.empty()) return;
+  if (state.empty()) return true;
   if (matcher.grammar().pure_dfa()) {
-    WalkDfa(matcher.grammar(), state.stacks.back(), v, bits);
-  } else {
-    WalkStacks(matcher.grammar(), state, v, bits);
+    WalkDfa(matcher.grammar(), state.heads()[0], v, bits);
+    return true;
   }
+  return WalkStacks(matcher.grammar(), state, v, bits);
 }
 
 void SetEos(const Matcher& matcher, const TokenVocabulary& v, std::span<uint64_t> bits) {
@@ -69,18 +76,20 @@ void SetEos(const Matcher& matcher, const TokenVocabulary& v, std::span<uint64_t
 
 // Reuses `key`'s capacity, so that a cache hit allocates nothing.
 void StateKey(const MatcherState& state, std::string* key) {
-  key->resize(state.stacks.size() * sizeof(int32_t) + 1);
-  std::memcpy(key->data(), state.stacks.data(), state.stacks.size() * sizeof(int32_t));
+  const size_t bytes = state.words.size() * sizeof(int32_t);
+  key->resize(bytes + 1);
+  std::memcpy(key->data(), state.words.data(), bytes);
   key->back() = state.can_end ? 1 : 0;
 }
 
 }  // namespace
 
-void ComputeMask(const Matcher& matcher, const TokenVocabulary& vocabulary,
+bool ComputeMask(const Matcher& matcher, const TokenVocabulary& vocabulary,
                  std::span<uint64_t> allowed_bits) {
   std::fill(allowed_bits.begin(), allowed_bits.end(), 0);
-  WalkTrie(matcher, vocabulary, allowed_bits);
+  if (!WalkTrie(matcher, vocabulary, allowed_bits)) return false;
   SetEos(matcher, vocabulary, allowed_bits);
+  return true;
 }
 
 bool AcceptToken(Matcher* matcher, const TokenVocabulary& vocabulary, int32_t id) {
@@ -93,23 +102,24 @@ bool AcceptToken(Matcher* matcher, const TokenVocabulary& vocabulary, int32_t id
 MaskCache::MaskCache(const TokenVocabulary& vocabulary, int32_t max_entries)
     : vocabulary_(vocabulary), max_entries_(std::max(1, max_entries)) {}
 
-void MaskCache::ComputeMask(const Matcher& matcher, std::span<uint64_t> allowed_bits) {
+bool MaskCache::ComputeMask(const Matcher& matcher, std::span<uint64_t> allowed_bits) {
   StateKey(matcher.state(), &key_);
   auto it = index_.find(std::string_view(key_));
   if (it != index_.end()) {
     ++hits_;
     entries_.splice(entries_.begin(), entries_, it->second);
     std::copy(it->second->bits.begin(), it->second->bits.end(), allowed_bits.begin());
-    return;
+    return true;
   }
   ++misses_;
-  surge::ComputeMask(matcher, vocabulary_, allowed_bits);
+  if (!surge::ComputeMask(matcher, vocabulary_, allowed_bits)) return false;
   if (static_cast<int32_t>(entries_.size()) >= max_entries_) {
     index_.erase(entries_.back().key);
     entries_.pop_back();
   }
   entries_.push_front(Entry{key_, {allowed_bits.begin(), allowed_bits.end()}});
   index_.emplace(entries_.front().key, entries_.begin());
+  return true;
 }
 
 }  // namespace surge

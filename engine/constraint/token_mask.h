@@ -16,8 +16,10 @@
 namespace surge {
 
 // Sets bit `id` of `allowed_bits` ([vocabulary.mask_words()]) for every token that may come
-// next, clears the others. EOS tokens are allowed exactly when matcher.CanEnd().
-void ComputeMask(const Matcher& matcher, const TokenVocabulary& vocabulary,
+// next, clears the others. EOS tokens are allowed exactly when matcher.CanEnd(). False (the
+// bits are then meaningless) when the walk passes the grammar's max_mask_work, or a token's
+// step passes the matcher's limits: the constraint cannot be followed at this point.
+[[nodiscard]] bool ComputeMask(const Matcher& matcher, const TokenVocabulary& vocabulary,
                  std::span<uint64_t> allowed_bits);
 
 // Advances `matcher` by token `id`'s bytes. False (matcher unchanged) when the token is not
@@ -35,8 +37,8 @@ class MaskCache {
  public:
   MaskCache(const TokenVocabulary& vocabulary, int32_t max_entries = 256);
 
-  // As ComputeMask, through the cache.
-  void ComputeMask(const Matcher& matcher, std::span<uint64_t> allowed_bits);
+  // As ComputeMask, through the cache (a failure is not cached).
+  [[nodiscard]] bool ComputeMask(const Matcher& matcher, std::span<uint64_t> allowed_bits);
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
 

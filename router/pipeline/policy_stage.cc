@@ -12,6 +12,12 @@ namespace {
 
 void FinishNoBackend(RequestContext& context) {
   if (context.backend != nullptr) return context.FinishAfterFailure();  // tried some; none left to try
+  if (context.generates && context.body_problem != nullptr) {
+    // An engine would answer it with a 400; with none for model "" the body is still the
+    // client's mistake, not the fleet's (it names no model to route by).
+    return context.FinishWithError(400, std::string("the request body ") + context.body_problem +
+                                            ", so it names no model to route by");
+  }
   context.ctx.metrics.CountNoBackend(context.pool);
   context.error_kind = "no_backend";
   context.FinishWithError(503, "no routable backend in pool '" + context.pool + "'");

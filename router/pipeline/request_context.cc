@@ -41,6 +41,10 @@ void RequestContext::ParseBody() {
   if (first != std::string::npos && request.body[first] == '{' && JsonDepthWithin(request.body)) {
     body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) body = nullptr;  // the engine answers it with a 400
+    if (body.is_null()) body_problem = "is not valid JSON";
+  } else {
+    body_problem = first == std::string::npos || request.body[first] != '{' ? "is not a JSON object"
+                                                                           : "is nested too deeply";
   }
   if (body.is_object()) {
     auto it = body.find("model");

@@ -57,6 +57,7 @@ struct RequestContext : std::enable_shared_from_this<RequestContext> {
 
   // Shared by the stages.
   nlohmann::json body;          // null when the body is not a JSON object
+  const char* body_problem = nullptr;  // why `body` is not the client's JSON object, if it is not
   bool body_changed = false;    // `body` differs from request.body (SyncBody)
   RouteRequest route_request;   // what the policy sees
   std::string client_model;     // the body's `model` as sent (before an alias dropped it)
