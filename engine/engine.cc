@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "base/phase_profile.h"
 #include "engine/request_limits.h"
 #include "model/model_dims.h"
 
@@ -235,6 +236,7 @@ void Engine::Loop() {
     ExpireDeadlines();
     if (scheduler_.HasWork()) Step();
     PublishKvEvents();
+    PhaseSpan publish(Phase::kPublish);
     Publish();
   }
 }
@@ -291,8 +293,10 @@ void Engine::ExpireDeadlines() {
 }
 
 void Engine::Step() {
+  PhaseMarks marks;
   Propose();
   const SchedulerOutput& plan = scheduler_.Schedule();
+  marks.Mark(Phase::kScheduling);
   results_.assign(plan.chunks.size(), ChunkResult{});
   if (plan.chunks.empty()) {  // only right after a preemption, which frees blocks
     scheduler_.Update(plan, results_);
@@ -303,9 +307,12 @@ void Engine::Step() {
   step_tokens_.Observe(plan.num_batched_tokens);
   const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
+  marks = PhaseMarks();  // the runner marks its own phases
   Postprocess(plan, logits);
+  marks.Mark(Phase::kSampling);
   ShowProposerHidden(plan);
   scheduler_.Update(plan, results_);
+  marks.Mark(Phase::kScheduling);
   busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   ++num_steps_;
   if (options_.check_invariants) {
