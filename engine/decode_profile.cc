@@ -10,8 +10,9 @@
 // (only feeds the detokenizer; default models/stories260K), --batches LIST (1,8,32,64),
 // --context N (256), --steps N (decode steps per request, 64), --threads N (all cores),
 // --kv-dtype NAME (f32), --temperature T (0: greedy), --repeats R (3: rounds over all
-// batch sizes, interleaved; each keeps its fastest round). Loading as generate_bench's
-// defaults: GGUF tensors keep their format, Q8_0 as int8.
+// batch sizes, interleaved; each keeps its fastest round), --quantize none|int8|int4
+// (as serve's: int4 with groups of 32). Otherwise loading as generate_bench's defaults:
+// GGUF tensors keep their format, Q8_0 as int8.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +45,7 @@ struct Flags {
   std::string kv_dtype = "f32";
   float temperature = 0;
   int32_t repeats = 3;
+  std::string quantize = "none";
 };
 
 std::vector<int32_t> ParseList(const std::string& text) {
@@ -60,6 +62,7 @@ Flags ParseFlags(int argc, char** argv) {
     if (name == "--help" || name == "-h") {
       std::cout << "usage: decode_profile [--model PATH] [--tokenizer DIR] [--batches 1,8,32,64]\n"
                    "  [--context 256] [--steps 64] [--threads N] [--kv-dtype f32] [--temperature 0] [--repeats 3]\n"
+                   "  [--quantize none|int8|int4]\n"
                    "Prints ms per decode step for each phase (base/phase_profile.h) at each batch size.\n";
       std::exit(0);
     }
@@ -74,8 +77,11 @@ Flags ParseFlags(int argc, char** argv) {
     else if (name == "--kv-dtype") flags.kv_dtype = value;
     else if (name == "--temperature") flags.temperature = std::stof(value);
     else if (name == "--repeats") flags.repeats = std::stoi(value);
+    else if (name == "--quantize") flags.quantize = value;
     else CHECK(false) << "unknown flag " << name << " (see --help)";
   }
+  CHECK(flags.quantize == "none" || flags.quantize == "int8" || flags.quantize == "int4")
+      << "--quantize must be none, int8 or int4, got " << flags.quantize;
   CHECK(flags.steps >= 2 && flags.context >= 1 && flags.repeats >= 1)
       << "--steps must be >= 2, --context and --repeats >= 1";
   return flags;
@@ -210,7 +216,11 @@ int main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
   EnablePhaseProfile(true);
   ThreadPool pool(flags.threads);
-  auto model = Model::Load(flags.model, &pool, LoadOptions{});
+  LoadOptions options;
+  options.quantize = flags.quantize == "int8"   ? Quantization::kInt8
+                     : flags.quantize == "int4" ? Quantization::kInt4
+                                                : Quantization::kNone;
+  auto model = Model::Load(flags.model, &pool, options);
   CHECK(model.ok()) << model.status().ToString();
   auto tokenizer = Tokenizer::FromDirectory(flags.tokenizer);
   CHECK(tokenizer.ok()) << tokenizer.status().ToString();
