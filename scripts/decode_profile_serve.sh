@@ -17,7 +17,7 @@ log=$(mktemp) before=$(mktemp) after=$(mktemp)
 # shellcheck disable=SC2086
 SURGE_PHASE_PROFILE=1 "$build/surge" serve "$model" --host 127.0.0.1 --port "$port" $serve_flags >"$log" 2>&1 &
 server=$!
-trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true; rm -f "$log" "$before" "$after"' EXIT
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true; rm -f "$log" "$log.bench" "$before" "$after"' EXIT
 for _ in $(seq 1 600); do
   if curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then break; fi
   if ! kill -0 $server 2>/dev/null; then cat "$log"; exit 1; fi
@@ -32,7 +32,7 @@ for c in $concurrencies; do
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
   "$build/surge" bench --url "http://127.0.0.1:$port" --concurrency "$c" --num-requests "$n" \
-    $bench_flags >/dev/null
+    $bench_flags >/dev/null 2>"$log.bench" || { cat "$log.bench"; exit 1; }
   end=$(date +%s.%N)
   curl -sf "http://127.0.0.1:$port/metrics" >"$after"
   /usr/bin/python3 - "$before" "$after" "$c" "$start" "$end" <<'PY'
