@@ -104,7 +104,7 @@ const Tokenizer& BenchTokenizer() {
 }
 
 // No prefix cache (every run computes its whole prompt), KV for the longest prompt plus
-// its outputs, in SURGE_BENCH_KV_DTYPE (default f32, surge serve's auto; f16 is
+// its outputs, in SURGE_BENCH_KV_DTYPE (default f32; surge serve's auto is f16, as is
 // llama.cpp's default cache).
 EngineOptions BenchEngineOptions(const Model& model) {
   EngineOptions options;
