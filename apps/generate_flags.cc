@@ -23,7 +23,7 @@ void RegisterGenerateFlags(FlagParser& parser, GenerateFlags& f) {
   RegisterWeightFlags(parser, f.weights);
   RegisterSpeculativeFlags(parser, f.speculative);
   parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
-                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
+                   "KV cache format: auto (= f16) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddBool("ignore-eos", &f.ignore_eos, "keep generating past end-of-sequence");
   parser.AddBool("json", &f.json, "print one JSON object with prompt/output ids and text");
   parser.AddBool("help", &f.help, "show this help");

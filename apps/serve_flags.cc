@@ -78,7 +78,7 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "KV cache size: bytes (2GiB, 512MiB) or a fraction of free memory (0.2); default: "
                    "max-num-seqs full contexts, at most 0.2 of free memory");
   parser.AddString("kv-cache-dtype", &f.kv_cache_dtype,
-                   "KV cache format: auto (= f32) | f32 | bf16 | f16 | int8 | int4 (default auto)");
+                   "KV cache format: auto (= f16) | f32 | bf16 | f16 | int8 | int4 (default auto)");
   parser.AddInt("max-num-seqs", &f.max_num_seqs, "sequences in one batch (default 256)");
   parser.AddInt("max-num-batched-tokens", &f.max_num_batched_tokens, "tokens in one forward pass (default 2048)");
   parser.AddInt("max-prefill-tokens-with-decodes", &f.max_prefill_tokens_with_decodes,

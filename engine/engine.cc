@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "base/phase_profile.h"
 #include "model/model_dims.h"
 
 namespace surge {
@@ -127,6 +128,7 @@ void Engine::Loop() {
     ExpireDeadlines();
     if (scheduler_.HasWork()) Step();
     kv_events_.Feed(kv_);  // before the outputs: see kv_event_feed.h
+    PhaseSpan publish(Phase::kPublish);
     Publish();
   }
 }
@@ -175,8 +177,10 @@ void Engine::ExpireDeadlines() {
 
 // Propose drafts, schedule, run one pass, hand its output to the output stage, update.
 void Engine::Step() {
+  PhaseMarks marks;
   spec_decoder_.Propose(scheduler_.running());
   const SchedulerOutput& plan = scheduler_.Schedule();
+  marks.Mark(Phase::kScheduling);
   results_.assign(plan.chunks.size(), ChunkResult{});
   if (plan.chunks.empty()) {  // only right after a preemption, which frees blocks
     scheduler_.Update(plan, results_);
@@ -187,8 +191,11 @@ void Engine::Step() {
   step_tokens_.Observe(plan.num_batched_tokens);
   const auto start = std::chrono::steady_clock::now();
   std::span<const float> logits = runner_.Run(plan, kv_);
+  marks = PhaseMarks();  // the runner marks its own phases
   output_.Process(plan, logits, runner_, results_, touched_);
+  marks.Mark(Phase::kSampling);
   scheduler_.Update(plan, results_);
+  marks.Mark(Phase::kScheduling);
   busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   ++num_steps_;
   if (options_.check_invariants) {

@@ -104,7 +104,7 @@ const Tokenizer& BenchTokenizer() {
 }
 
 // No prefix cache (every run computes its whole prompt), KV for the longest prompt plus
-// its outputs, in SURGE_BENCH_KV_DTYPE (default f32, surge serve's auto; f16 is
+// its outputs, in SURGE_BENCH_KV_DTYPE (default f32; surge serve's auto is f16, as is
 // llama.cpp's default cache).
 EngineOptions BenchEngineOptions(const Model& model) {
   EngineOptions options;
@@ -270,7 +270,8 @@ BENCHMARK(BM_Prefill)->Arg(128)->Arg(512)->Arg(4096)->Arg(16384)->Unit(benchmark
 // One decode step of range(0) sequences, each with range(1) tokens already in the KV
 // cache: what a continuous-batching engine runs per step once every sequence decodes.
 // Reports the step time and tokens/s (= sequences / step time). On the executor itself,
-// while the engine is idle (one user of the model's activations at a time).
+// while the engine is idle (one user of the model's activations at a time). Where the
+// step's time goes, phase by phase: build/decode_profile (docs/DECODE_PROFILE.md).
 void BM_DecodeStep(benchmark::State& state) {
   Model& model = BenchModel();
   const int32_t num_seqs = static_cast<int32_t>(state.range(0));
@@ -303,7 +304,9 @@ void BM_DecodeStep(benchmark::State& state) {
 BENCHMARK(BM_DecodeStep)
     ->ArgNames({"seqs", "context"})
     ->Args({1, 256})
+    ->Args({8, 256})
     ->Args({32, 256})
+    ->Args({64, 256})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/phase_profile.h"
+
 namespace surge {
 
 ModelRunner::ModelRunner(ModelExecutor& model, const KvLayout& layout, int32_t num_blocks)
@@ -11,6 +13,7 @@ ModelRunner::ModelRunner(ModelExecutor& model, const KvLayout& layout, int32_t n
       storage_(layout, num_blocks) {}
 
 std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCacheManager& kv) {
+  PhaseMarks marks;
   token_ids_.clear();
   chunks_.clear();
   logits_rows_.clear();
@@ -40,7 +43,8 @@ std::span<const float> ModelRunner::Run(const SchedulerOutput& plan, const KvCac
   logits_.resize(logits_rows_.size() * static_cast<size_t>(vocab_size_));
   hidden_.resize(hidden_rows_.size() * static_cast<size_t>(hidden_size_));
   const ForwardBatch batch{token_ids_, chunks_, logits_rows_, hidden_rows_};
-  model_.Run(batch, storage_, logits_, hidden_);
+  marks.Mark(Phase::kBatchBuild);
+  model_.Run(batch, storage_, logits_, hidden_);  // marks Phase::kForward
   return logits_;
 }
 

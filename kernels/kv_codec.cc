@@ -58,10 +58,11 @@ const char* KvDTypeName(KvDType dtype) {
 }
 
 StatusOr<KvDType> ParseKvDType(std::string_view name) {
-  // vLLM's spellings (--kv-cache-dtype) beside surge's.
-  if (name == "auto" || name == "f32" || name == "float32" || name == "float") return KvDType::kF32;
+  // vLLM's spellings (--kv-cache-dtype) beside surge's. auto is f16, chosen by measurement
+  // (docs/DECISIONS.md, "The default KV cache dtype").
+  if (name == "f32" || name == "float32" || name == "float") return KvDType::kF32;
   if (name == "bf16" || name == "bfloat16") return KvDType::kBF16;
-  if (name == "f16" || name == "float16" || name == "half") return KvDType::kF16;
+  if (name == "auto" || name == "f16" || name == "float16" || name == "half") return KvDType::kF16;
   if (name == "int8") return KvDType::kInt8;
   if (name == "int4") return KvDType::kInt4;
   if (name.starts_with("fp8")) {

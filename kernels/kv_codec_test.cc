@@ -33,7 +33,7 @@ TEST(KvCodecTest, RowBytes) {
 
 TEST(KvCodecTest, ParsesNames) {
   for (KvDType dtype : kAll) EXPECT_EQ(*ParseKvDType(KvDTypeName(dtype)), dtype);
-  EXPECT_EQ(*ParseKvDType("auto"), KvDType::kF32);
+  EXPECT_EQ(*ParseKvDType("auto"), KvDType::kF16);
   EXPECT_EQ(ParseKvDType("fp8").status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(ParseKvDType("int3").status().message().find("int3"), std::string::npos);
 }

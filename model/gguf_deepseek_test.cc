@@ -153,11 +153,12 @@ TEST(GgufDeepseekTest, Fp8CheckpointConvertsDequantized) {
 // Rows of whole 32-blocks (hidden 128, latent 64, nope 32, ...), so every matrix takes
 // the file's type (k-quants need 256 and fall back to Q4_0, so Q4_K_M is left out).
 // Yardstick as for llama/qwen2 (gguf_model_test.cc): surge's own int8 / int4-g32
-// quantization of the HF weights. Routers stay F32 on both sides; kv_b_proj is
-// dequantized at load (MLA splits it per head), so the GGUF side keeps it in f32. With
+// quantization of the HF weights. Routers stay F32 on both sides; kv_b_proj, split per
+// head at load for MLA, takes the file's format as every other linear (Q8_0 -> int8). With
 // MoE the error is dominated by tokens whose top-k experts flip under either rounding,
 // so the ratios scatter more than for dense models. Measured rms ratios (V2-Lite, V3):
-// f16 0.014, 0.008; q8_0 -> int8 0.80, 1.15; q8_0 -> bf16 0.94, 0.74; q4_0 1.44, 1.23.
+// f16 0.014, 0.008; q8_0 -> int8 1.04, 1.25; q8_0 -> bf16 0.94, 0.74; q4_0 1.43, 1.24
+// (int8 was 0.80, 1.15 with kv_b_proj kept f32).
 std::string QuantFlags(const char* preset) {
   return std::string("--preset ") + preset +
          " --config '{\"hidden_size\": 128, \"intermediate_size\": 256, \"kv_lora_rank\": 64,"
@@ -202,6 +203,11 @@ TEST(GgufDeepseekTest, QuantizedFilesCloseToF32) {
       const LogitError e = error_of(c.path, c.options, c.label);
       EXPECT_LT(e.rms_relative, c.factor * c.yardstick.rms_relative) << preset << " " << c.label;
     }
+    // Every linear of a Q8_0 file loads as int8, MLA's per-head kv_b_proj pieces included
+    // (they were f32: 4x the bytes a decode step streams for them).
+    EXPECT_EQ(LoadModelOrDie(q8, &pool)->linear_weight_bytes(),
+              LoadModelOrDie(hf, &pool, {WeightDType::kF32, Quantization::kInt8})->linear_weight_bytes())
+        << preset;
   }
 }
 

@@ -202,12 +202,14 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadSplitKvB(const std::string& pre
     return NotFoundError(file_.path() + ": neither tensor '" + kv_b + "' nor '" +
                          *GgufTensorNameForHf(prefix + "k_b_proj.weight") + "' is present");
   }
+  ASSIGN_OR_RETURN(Raw k_raw, LoadRaw(prefix + "k_b_proj.weight", {heads, latent, nope}));
   ASSIGN_OR_RETURN(std::vector<float> k_b,
                    LoadF32(prefix + "k_b_proj.weight", {heads, latent, nope}));
   ASSIGN_OR_RETURN(std::vector<float> v_b, LoadF32(prefix + "v_b_proj.weight", {heads, v, latent}));
   LinearWeightData data;
   data.rows = rows;
   data.cols = cols;
+  data.native = NativeFormat(k_raw.type);  // the split's values are f32 whatever it was
   data.f32.resize(rows * cols);
   for (int64_t h = 0; h < heads; ++h) {
     float* head = &data.f32[h * (nope + v) * latent];
@@ -267,6 +269,15 @@ StatusOr<std::vector<float>> GgufWeightSource::LoadF32(
   return out;
 }
 
+// int4-g32 for the block types that map to int4 groups; Q8_0, Q6_K, Q5_*: the wide
+// dtype (int8 groups of 32 by default: a Q8_0 block exactly); none for float tensors.
+std::optional<WeightFormat> GgufWeightSource::NativeFormat(BlockType type) const {
+  if (HasInt4Groups(type)) return WeightFormat{WeightDType::kInt4, 32};
+  if (type == BlockType::kF32 || type == BlockType::kF16 || type == BlockType::kBF16) return std::nullopt;
+  return wide_quant_dtype_ == WeightDType::kInt8 ? WeightFormat{WeightDType::kInt8Groups, 32}
+                                                 : WeightFormat{wide_quant_dtype_};
+}
+
 StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string& name,
                                                               int64_t rows, int64_t cols) const {
   if (std::optional<std::string> prefix = SplitKvBPrefix(name + ".weight")) {
@@ -276,21 +287,16 @@ StatusOr<LinearWeightData> GgufWeightSource::LoadLinearWeight(const std::string&
   LinearWeightData data;
   data.rows = rows;
   data.cols = cols;
+  data.native = NativeFormat(raw.type);
   if (HasInt4Groups(raw.type)) {
     data.int4_q.resize(rows * cols);
     data.int4_groups.resize(rows * cols / 32);
     BlocksToInt4Groups(raw.type, raw.data(), rows * cols, data.int4_q.data(),
                        data.int4_groups.data());
-    data.native = WeightFormat{WeightDType::kInt4, 32};
     return data;
   }
   data.f32.resize(rows * cols);
   DequantizeBlocks(raw.type, raw.data(), rows * cols, data.f32.data());
-  if (raw.type != BlockType::kF32 && raw.type != BlockType::kF16 &&
-      raw.type != BlockType::kBF16) {  // Q8_0, Q6_K, Q5_*: int8 groups of 32 by default
-    data.native = wide_quant_dtype_ == WeightDType::kInt8 ? WeightFormat{WeightDType::kInt8Groups, 32}
-                                                           : WeightFormat{wide_quant_dtype_};
-  }
   return data;
 }
 

@@ -67,6 +67,8 @@ class GgufWeightSource : public WeightSource {
   std::optional<std::string> SplitKvBPrefix(const std::string& hf_name) const;
   StatusOr<LinearWeightData> LoadSplitKvB(const std::string& prefix, int64_t rows,
                                           int64_t cols) const;
+  // The format a tensor of this block type loads as (LinearWeightData::native).
+  std::optional<WeightFormat> NativeFormat(BlockType type) const;
 
   const GgufFile& file_;
   const ModelConfig& config_;

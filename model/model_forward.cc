@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/phase_profile.h"
 #include "kernels/kv_codec.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -34,6 +35,8 @@ ForwardPass::ForwardPass(const ForwardContext& context)
 
 void ForwardPass::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float> logits,
                       std::span<float> hidden) {
+  PhaseSpan forward(Phase::kForward);
+  PhaseMarks marks;
   IndexBatch(batch, kv, logits, hidden);
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   if (num_tokens == 0) return;
@@ -43,9 +46,12 @@ void ForwardPass::Run(const ForwardBatch& batch, KvStorage& kv, std::span<float>
     std::copy(batch.input_rows.begin(), batch.input_rows.end(), act_.hidden.begin());
   }
   PrepareRope(batch);
+  marks.Mark(Phase::kEmbed);
   for (int32_t layer = 0; layer < config_.num_layers; ++layer) ForwardLayer(layer, batch, kv);
+  marks = PhaseMarks();
   if (!batch.logits_rows.empty()) ComputeLogits(batch, logits);
   if (!batch.hidden_rows.empty()) ComputeHidden(batch, hidden);
+  marks.Mark(Phase::kLogits);
 }
 
 void ForwardPass::IndexBatch(const ForwardBatch& batch, const KvStorage& kv, std::span<float> logits,
@@ -136,28 +142,39 @@ void ForwardPass::ForwardLayer(int32_t index, const ForwardBatch& batch, KvStora
   const LayerWeights& layer = weights_.layers[index];
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   // Attention block: normed = norm(hidden); hidden += o_proj(attention(qkv(normed))).
+  PhaseMarks marks;
   RmsNormRows(layer.input_norm, num_tokens);
+  marks.Mark(Phase::kNorm);
   MatMul(act_.normed.data(), num_tokens, layer.qkv.matrix(), layer.qkv.bias_or_null(),
          act_.qkv.data(), pool_);
+  marks.Mark(Phase::kQkv);
   if (layer.mla) {
-    MlaAttention(index, batch, kv);
+    MlaAttention(index, batch, kv);  // marks its own phases
+    marks = PhaseMarks();
   } else {
     RopeAndStoreKv(index, batch, kv);
+    marks.Mark(Phase::kRopeKvStore);
     const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
     Attend(kv.view(index), {act_.qkv.data(), qkv_size(), act_.attention.data(), q_size(), scale},
            batch);
+    marks.Mark(Phase::kAttention);
   }
   MatMul(act_.attention.data(), num_tokens, layer.o_proj.matrix(), layer.o_proj.bias_or_null(),
          act_.normed.data(), pool_);
+  marks.Mark(Phase::kOProj);
   AddToResidual(num_tokens);
+  marks.Mark(Phase::kResidual);
   // MLP block: hidden += mlp(normed), normed = norm(hidden); the MLP is dense or MoE.
   RmsNormRows(layer.post_attention_norm, num_tokens);
+  marks.Mark(Phase::kNorm);
   if (layer.moe) {
-    MoeMlp(layer, num_tokens);
+    MoeMlp(layer, num_tokens);  // both mark their own phases
   } else {
     DenseMlp(layer.gate_up, layer.down, num_tokens);
   }
+  marks = PhaseMarks();
   AddToResidual(num_tokens);
+  marks.Mark(Phase::kResidual);
 }
 
 void ForwardPass::RmsNormRows(const std::vector<float>& weight, int64_t num_tokens) {
@@ -316,16 +333,20 @@ void ForwardPass::AddToResidual(int64_t num_tokens) {
 
 void ForwardPass::DenseMlp(const Linear& gate_up, const Linear& down, int64_t num_tokens) {
   const int64_t inter = down.matrix().cols;
+  PhaseMarks marks;
   MatMul(act_.normed.data(), num_tokens, gate_up.matrix(), gate_up.bias_or_null(),
          act_.gate_up.data(), pool_);
+  marks.Mark(Phase::kGateUp);
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* gate = &act_.gate_up[t * 2 * inter];
       SiluMul(gate, gate + inter, inter, &act_.mlp[t * inter]);
     }
   });
+  marks.Mark(Phase::kActivation);
   MatMul(act_.mlp.data(), num_tokens, down.matrix(), down.bias_or_null(), act_.normed.data(),
          pool_);
+  marks.Mark(Phase::kDown);
 }
 
 // Final norm of just the requested rows, then lm_head straight into `logits`.

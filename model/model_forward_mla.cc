@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/phase_profile.h"
 #include "kernels/kv_codec.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -47,12 +48,16 @@ void ForwardPass::MlaAttention(int32_t layer, const ForwardBatch& batch, KvStora
   const int64_t num_tokens = static_cast<int64_t>(batch.token_ids.size());
   float* q = nullptr;
   int64_t q_stride = 0;
+  PhaseMarks marks;
   MlaRopeQueries(mla, num_tokens, q, q_stride);
+  marks.Mark(Phase::kMlaQuery);
   MlaStoreLatent(layer, batch, kv);
+  marks.Mark(Phase::kRopeKvStore);
   if (mla_mode_ == LoadOptions::MlaMode::kExpanded) {
     MlaExpandedAttend(layer, batch, kv, q, q_stride);
+    marks.Mark(Phase::kAttention);
   } else {
-    MlaAbsorbedAttend(layer, batch, kv, q, q_stride);
+    MlaAbsorbedAttend(layer, batch, kv, q, q_stride);  // marks its own phases
   }
 }
 
@@ -126,6 +131,7 @@ void ForwardPass::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, co
   const int64_t nope = m.qk_nope_head_dim, v = m.v_head_dim, row = latent + rope;
   const int64_t in_size = num_tokens * std::max(nope, latent);
   const int64_t out_size = num_tokens * std::max(latent, v);
+  PhaseMarks marks;
   pool_->ParallelFor(heads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t h = begin; h < end; ++h) {
       float* in = &mla_act_.head_in[h * in_size];     // [num_tokens, nope]
@@ -138,9 +144,11 @@ void ForwardPass::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, co
                rope);
     }
   });
+  marks.Mark(Phase::kMlaAbsorb);
   const float scale = static_cast<float>(AttentionSoftmaxScale(config_));
   Attend(kv.view(layer),
          {mla_act_.query.data(), heads * row, mla_act_.out.data(), heads * row, scale}, batch);
+  marks.Mark(Phase::kAttention);
   pool_->ParallelFor(heads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t h = begin; h < end; ++h) {
       float* in = &mla_act_.head_in[h * in_size];     // [num_tokens, latent]
@@ -150,6 +158,7 @@ void ForwardPass::MlaAbsorbedAttend(int32_t layer, const ForwardBatch& batch, co
       CopyRows(out, v, &act_.attention[h * v], heads * v, num_tokens, v);
     }
   });
+  marks.Mark(Phase::kMlaAbsorb);
 }
 
 // Per sequence: the cached latents [context, L] and k_pe [context, R] in f32, then

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/phase_profile.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/vec_ops.h"
@@ -35,6 +36,7 @@ void ForwardPass::MoeMlp(const LayerWeights& layer, int64_t num_tokens) {
   const MoeConfig& c = *config_.moe;
   const MoeWeights& moe = *layer.moe;
   const int64_t n = c.n_routed_experts, k = c.num_experts_per_tok, hidden = config_.hidden_size;
+  PhaseMarks marks;
   MatMul(act_.normed.data(), num_tokens, moe.router.matrix(), nullptr,
          moe_act_.router_logits.data(), pool_);
   const bool v3 = config_.architecture == Architecture::kDeepseekV3;
@@ -47,7 +49,9 @@ void ForwardPass::MoeMlp(const LayerWeights& layer, int64_t num_tokens) {
     }
   });
   GroupByExpert(num_tokens);
+  marks.Mark(Phase::kMoeRoute);
   RunExperts(moe);
+  marks.Mark(Phase::kMoeExperts);
   const VecOps& ops = ActiveVecOps();
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -61,13 +65,17 @@ void ForwardPass::MoeMlp(const LayerWeights& layer, int64_t num_tokens) {
   });
   if (layer.down.weight.empty()) {  // no shared experts
     std::memcpy(act_.normed.data(), moe_act_.routed.data(), num_tokens * hidden * sizeof(float));
+    marks.Mark(Phase::kMoeRoute);
     return;
   }
+  marks.Mark(Phase::kMoeRoute);
   DenseMlp(layer.gate_up, layer.down, num_tokens);
+  marks = PhaseMarks();
   pool_->ParallelFor(num_tokens, [&](int64_t begin, int64_t end) {
     AddInPlace(&moe_act_.routed[begin * hidden], &act_.normed[begin * hidden],
                (end - begin) * hidden);
   });
+  marks.Mark(Phase::kResidual);
 }
 
 // Counting sort of the (token, slot) pairs by expert: expert e's rows are

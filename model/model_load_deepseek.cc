@@ -28,6 +28,18 @@ std::vector<int32_t> DeinterleaveRope(int64_t num_groups, int64_t group_rows, in
   return rows;
 }
 
+// The per-head matrices cut from kv_b_proj (absorbed W_UK^T / W_UV, or expanded) take the
+// stored tensor's format, as every other linear of a GGUF file does (Q8_0 -> int8 per
+// row), so a quantized file's absorption streams int8 rather than f32 (4x the bytes:
+// 40% of a DeepSeek-V3-bench decode step of one, docs/DECODE_PROFILE.md). int4 groups do
+// not survive the transpose, so int4 data takes the format GGUF gives Q8_0 instead.
+// Float data takes the load options' format.
+WeightFormat KvBFormat(const LinearWeightData& data, WeightFormat float_format, WeightDType gguf_wide) {
+  if (!data.native) return float_format;
+  if (data.native->dtype == WeightDType::kInt4) return {gguf_wide};
+  return *data.native;
+}
+
 }  // namespace
 
 Status WeightLoader::LoadMlaAttention(const WeightSource& store, const std::string& a, LayerWeights& layer) {
@@ -53,8 +65,8 @@ Status WeightLoader::LoadMlaAttention(const WeightSource& store, const std::stri
   // kv_b_proj [heads * (nope + v), latent]: per head nope K rows, then v V rows.
   ASSIGN_OR_RETURN(LinearWeightData kv_b_data,
                    store.LoadLinearWeight(a + "kv_b_proj", heads * (nope + v), latent));
+  const WeightFormat format = KvBFormat(kv_b_data, LinearFormat(), options_.gguf_wide_quant_dtype);
   const std::vector<float> kv_b = std::move(kv_b_data).TakeF32();
-  const WeightFormat format = LinearFormat();
   std::vector<float> k_all(heads * nope * latent), v_all(heads * v * latent);
   for (int64_t h = 0; h < heads; ++h) {
     const float* k_rows = &kv_b[h * (nope + v) * latent];

@@ -3,6 +3,7 @@
 #include <boost/asio/write.hpp>
 
 #include "base/logging.h"
+#include "base/phase_profile.h"
 #include "net/cors.h"
 #include "net/http_wire.h"
 #include "net/response_writer.h"
@@ -84,6 +85,7 @@ void ServerConnection::StartRead() {
 }
 
 void ServerConnection::OnRead(const error_code& ec, size_t num_bytes) {
+  PhaseSpan span(Phase::kHttpIo);
   reading_ = false;
   if (state_ == State::kClosed) return;
   if (ec) {
@@ -158,6 +160,7 @@ void ServerConnection::Dispatch(ParsedRequest parsed) {
 }
 
 void ServerConnection::Flush(const std::shared_ptr<ResponseState>& state) {
+  PhaseSpan span(Phase::kHttpIo);
   std::string bytes;
   bool ended = false;
   bool keep_alive = false;
@@ -225,6 +228,7 @@ void ServerConnection::WriteQueued() {
 }
 
 void ServerConnection::OnWritten(const error_code& ec) {
+  PhaseSpan span(Phase::kHttpIo);
   writing_ = false;
   write_deadline_.Disarm();
   if (state_ == State::kClosed) return;

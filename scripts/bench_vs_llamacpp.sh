@@ -14,7 +14,7 @@
 #     scripts/bench_vs_llamacpp.sh /tmp/lcpp-llama110m "f16 q8_0 q4_0" "2 1" 2
 #   THREADS: thread counts to run each at (default "2"); ROUNDS: interleaved rounds (2).
 #   Both sides decode 128 tokens per run (generate_bench's BM_GreedyDecode/128).
-# SURGE_BENCH_KV_DTYPE=f16 gives surge llama.cpp's default KV cache (F16; surge's default is f32).
+# SURGE_BENCH_KV_DTYPE=f16 gives surge llama.cpp's default KV cache (F16, as surge serve's auto; generate_bench's default is f32).
 # surge loads F16 as bf16 (SURGE_BENCH_DTYPE=bf16: the same 2 bytes per weight; the default
 # f32 would stream twice llama.cpp's bytes) and Q8_0 as int8 per row (its default).
 # Env: BUILD_DIR (default build), NODE (default node), PP (prompt tokens, default 512; 4096

@@ -1,5 +1,6 @@
 // GET /v1/models, /v1/models/{id}, /health and /metrics.
 #include "api/response_common.h"
+#include "base/phase_profile.h"
 #include "net/url.h"
 #include "server/routes.h"
 
@@ -48,7 +49,7 @@ std::string ExposeMetrics(ServerContext& context) {
   std::optional<obs::SpanExporterStats> traces;
   if (context.span_exporter) traces = context.span_exporter->stats();
   if (context.http_server != nullptr) context.metrics.SetActiveConnections(context.http_server->num_open_connections());
-  return context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr);
+  return context.metrics.Expose(context.engine.Stats(), traces ? &*traces : nullptr) + PhaseProfilePrometheus();
 }
 
 void HandleMetrics(ServerContext& context, Writer writer) {

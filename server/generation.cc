@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "api/generation_params.h"
+#include "base/phase_profile.h"
 #include "base/utf8.h"
 #include "server/echo.h"
 #include "net/sse.h"
@@ -46,6 +47,7 @@ Status Generation::Start(std::vector<EngineRequest> requests) {
 }
 
 void Generation::OnNews() {
+  PhaseSpan span(Phase::kHttpStream);
   drained_ = SteadyClock::now();
   std::string sse;
   bool all_done = true;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/logging.h"
+#include "base/phase_profile.h"
 #include "obs/dashboard/dashboard.h"
 #include "obs/alarm_webhook/webhook_action.h"
 #include "obs/otlp_http/otlp_http_sender.h"
@@ -31,6 +32,7 @@ net::Handler OnWorker(ServerContext& context, std::string endpoint, WorkerHandle
     auto task = [&context, endpoint, handler, request = std::move(request), writer, arrival, traced] {
       const obs::Tracer* tracer = traced ? context.tracer.get() : nullptr;
       ScopedRequestTrace trace(RequestTrace::Start(tracer, request, endpoint, arrival, writer));
+      PhaseSpan span(Phase::kHttpRequest);
       try {
         handler(context, request, writer, arrival);
       } catch (const std::exception& e) {
