@@ -160,7 +160,8 @@ failover() {
     metrics=""
     case "$g" in surge-route) metrics=$(curl -s "http://127.0.0.1:$port/metrics");;
       sgl-router|vllm-router) metrics=$(curl -s "http://127.0.0.1:$((port + 50))/metrics");; esac
-    retries=$(echo "$metrics" | awk '$1 ~ /retr/ && $1 ~ /_total/ && $1 !~ /^#/ {s += $2; n++} END {print n ? s : "-"}')
+    echo "$metrics" | awk '$1 ~ /retr/ && $1 ~ /_total/ && $1 !~ /^#/' >"$out.failover.$g.retries"
+    retries=$(awk '{s += $2; n++} END {print n ? s : "-"}' "$out.failover.$g.retries")
     echo "$g $retries" >>"$out.failover"
     stop_all
   done
