@@ -64,6 +64,11 @@ ApiResult<ChatCompletionRequest> ChatCompletionRequestFromJson(const Json& objec
   reader.Bool("add_special_tokens", &request.add_special_tokens);
   ReadToolChoice(reader, request.input.tools, &request.tool_choice);
   reader.Bool("parallel_tool_calls", &request.parallel_tool_calls);
+  // SGLang's and vLLM's, at their defaults (sgl-router and vllm-router send them): with
+  // --reasoning-parser the reasoning is always split out, returned, and streamed as it comes.
+  reader.BoolOnly("separate_reasoning", true, "with --reasoning-parser the reasoning is always split out");
+  reader.BoolOnly("stream_reasoning", true, "with --reasoning-parser the reasoning is always streamed as it comes");
+  reader.BoolOnly("include_reasoning", true, "with --reasoning-parser the reasoning is always returned");
   if (!reader.failed()) ApplyToolChoiceConstraint(reader, &request);
   reader.RefuseUnread();
   if (reader.failed()) return reader.error();

@@ -142,7 +142,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"messages": [{"role": "robot", "content": "x"}]})", "messages",
                 "messages[0].role 'robot' is not one of"},
         BadCase{"{" MSGS R"(, "stream": true, "stream_options": {"include_usage": true, "x": 1}})",
-                "stream_options.x", "x is not a supported field"}));
+                "stream_options.x", "x is not a supported field"},
+        // SGLang's extensions, away from the defaults this server serves.
+        BadCase{"{" MSGS R"(, "no_stop_trim": true})", "no_stop_trim", "must be false here"},
+        BadCase{"{" MSGS R"(, "return_hidden_states": true})", "return_hidden_states", "must be false here"},
+        BadCase{"{" MSGS R"(, "separate_reasoning": false})", "separate_reasoning", "must be true here"},
+        BadCase{"{" MSGS R"(, "stream_reasoning": false})", "stream_reasoning", "must be true here"},
+        BadCase{"{" MSGS R"(, "stream_reasoning": 1})", "stream_reasoning", "must be a boolean"},
+        BadCase{"{" MSGS R"(, "include_reasoning": false})", "include_reasoning", "always returned"}));
 #undef MSGS
 #undef TOOLS
 
@@ -216,6 +223,22 @@ TEST(ChatRequestTest, EveryRoleAndStringArgumentsForTemplates) {
   EXPECT_EQ(request.input.string_argument_messages[3]["tool_calls"][0]["function"]["arguments"], "{\"a\": 1}");
   EXPECT_EQ(request.input.string_argument_messages[4]["content"], "r");
   EXPECT_TRUE(Parse(R"({"messages": [{"role": "user", "content": "x"}]})").input.string_argument_messages.is_null());
+}
+
+// The bodies sgl-router 0.3.2 and vllm-router 0.1.17 forward for {"messages", "model",
+// "max_tokens": 1} (captured from the real routers; docs/GATEWAYS.md).
+TEST(ChatRequestTest, TheBodiesTheRoutersForwardAreAccepted) {
+  const std::string sgl_router = R"({"messages":[{"role":"user","content":"hi"}],"model":"m","logprobs":false,
+      "max_completion_tokens":1,"stream":false,"no_stop_trim":false,"ignore_eos":false,"continue_final_message":false,
+      "skip_special_tokens":true,"separate_reasoning":true,"stream_reasoning":true,"return_hidden_states":false})";
+  const std::string vllm_router = R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":1,
+      "logprobs":false,"no_stop_trim":false,"ignore_eos":false,"continue_final_message":false,"skip_special_tokens":true,
+      "separate_reasoning":true,"stream_reasoning":true,"return_hidden_states":false,"include_reasoning":true})";
+  for (const std::string& body : {sgl_router, vllm_router}) {
+    ApiResult<ChatCompletionRequest> request = ParseChatCompletionRequest(body);
+    ASSERT_TRUE(request.ok()) << request.error().status.ToString();
+    EXPECT_EQ(request->params.max_tokens, 1);
+  }
 }
 
 TEST(ChatRequestTest, MetadataAndNullFieldsAreAccepted) {

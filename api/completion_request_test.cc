@@ -189,7 +189,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "timeout": -1})", "timeout", "(0, 86400]"},
         BadCase{R"({"prompt": "x", "timeout": 1e9})", "timeout", "(0, 86400]"},
         BadCase{R"({"prompt": "x", "timeout": "5"})", "timeout", "must be a number, got a string"},
-        BadCase{R"({"prompt": "x", "timeout": true})", "timeout", "must be a number"}));
+        BadCase{R"({"prompt": "x", "timeout": true})", "timeout", "must be a number"},
+        BadCase{R"({"prompt": "x", "no_stop_trim": true})", "no_stop_trim", "stop string is always cut"},
+        BadCase{R"({"prompt": "x", "return_hidden_states": true})", "return_hidden_states", "no hidden states"}));
+
+// The body sgl-router 0.3.2 and vllm-router 0.1.17 forward for {"model", "prompt", "max_tokens": 1}.
+TEST(CompletionRequestTest, TheBodyTheRoutersForwardIsAccepted) {
+  const std::string body = R"({"model":"m","prompt":"hi","max_tokens":1,"stream":false,"echo":false,
+      "no_stop_trim":false,"ignore_eos":false,"skip_special_tokens":true,"return_hidden_states":false})";
+  ApiResult<CompletionRequest> request = ParseCompletionRequest(body);
+  ASSERT_TRUE(request.ok()) << request.error().status.ToString();
+  EXPECT_EQ(request->params.max_tokens, 1);
+}
 
 
 TEST(CompletionRequestTest, EchoAllowsMaxTokensZero) {

@@ -101,6 +101,13 @@ bool FieldReader::IntInRange(std::string_view name, int32_t min, int32_t max, in
   return true;
 }
 
+void FieldReader::BoolOnly(std::string_view name, bool supported, std::string_view why) {
+  bool value = supported;
+  if (!Bool(name, &value)) return;
+  Require(value == supported, name,
+          std::string(name) + " must be " + (supported ? "true" : "false") + " here (" + std::string(why) + ")");
+}
+
 void FieldReader::Require(bool ok, std::string_view name, std::string message) {
   if (ok || error_) return;
   error_ = InvalidParam(std::string(name), std::move(message));

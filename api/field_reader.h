@@ -51,6 +51,10 @@ class FieldReader {
   // Int, then a lower bound: "max_tokens must be >= 1, got 0".
   bool IntAtLeast(std::string_view name, int64_t min, int64_t* out);
 
+  // A bool of which only `supported` is served (what this server always does, e.g. a peer's
+  // default that its router writes into every body): any other value is refused, naming
+  // the field and `why`.
+  void BoolOnly(std::string_view name, bool supported, std::string_view why);
   // Records an InvalidArgument error on `name` unless `ok` (or an error is already kept).
   void Require(bool ok, std::string_view name, std::string message);
   void Fail(ApiError error);

@@ -172,6 +172,13 @@ void ReadServiceTier(FieldReader& reader, GenerationParams* params) {
   params->service_tier = echo;
 }
 
+// SGLang's extensions, which sgl-router and vllm-router write, at SGLang's defaults, into
+// every completion and chat body they forward (docs/GATEWAYS.md): served at those defaults.
+void ReadSglangDefaults(FieldReader& reader) {
+  reader.BoolOnly("no_stop_trim", false, "a matched stop string is always cut from the output");
+  reader.BoolOnly("return_hidden_states", false, "this server returns no hidden states");
+}
+
 }  // namespace
 
 void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, GenerationParams* params,
@@ -188,6 +195,7 @@ void ReadGenerationParams(FieldReader& reader, const RequestLimits& limits, Gene
   reader.Bool("stream", &params->stream);
   ReadStreamOptions(reader, params);
   reader.Bool("skip_special_tokens", &params->skip_special_tokens);
+  ReadSglangDefaults(reader);
   reader.String("user", &params->user);
   ReadPriority(reader, &params->priority);
   ReadServiceTier(reader, params);

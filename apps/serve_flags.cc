@@ -49,6 +49,7 @@ struct ServeFlags {
   std::string scheduling_policy = "fcfs";
   double priority_aging = 1.0;
   std::string reasoning_parser;
+  std::string get_load_format = "sgl-router";
   std::string tool_call_parser;
   std::string allowed_origins;
   bool allowed_origins_given = false;  // so that an empty value is refused, not taken as "off"
@@ -116,6 +117,9 @@ void Register(FlagParser& parser, ServeFlags& f) {
                    "fcfs (default) | priority: admit by request priority with aging, preempt the least urgent");
   parser.AddDouble("priority-aging", &f.priority_aging,
                    "under --scheduling-policy priority, seconds of waiting worth one priority level (default 1)");
+  parser.AddString("get-load-format", &f.get_load_format,
+                   "GET /get_load's shape: sgl-router (default: SGLang's list of per-rank loads, whose num_tokens "
+                   "sgl-router sums) | vllm-router (one object, whose load vllm-router reads); docs/GATEWAYS.md");
   parser.AddString("reasoning-parser", &f.reasoning_parser,
                    std::string("split chat answers into reasoning_content (the <think> part) and content: ") +
                        kReasoningParserNames + " (default: none)");
@@ -247,6 +251,10 @@ Status ToConfig(const ServeFlags& f, ServeConfig* config) {
   if (!policy.ok()) return InvalidArgumentError("--scheduling-policy: " + policy.status().message());
   config->engine.scheduling_policy = *policy;
   RETURN_IF_ERROR(ApplyReasoningParser(f.reasoning_parser, &config->server));
+  if (f.get_load_format != "sgl-router" && f.get_load_format != "vllm-router") {
+    return InvalidArgumentError("--get-load-format must be sgl-router or vllm-router, got '" + f.get_load_format + "'");
+  }
+  config->server.worker_info.get_load_as_object = f.get_load_format == "vllm-router";
   RETURN_IF_ERROR(ApplyToolCallParser(f.tool_call_parser, config));
   RETURN_IF_ERROR(ApplyAllowedOrigins(f, &config->server));
   if (!f.pooling.empty()) {

@@ -26,6 +26,14 @@ int64_t KvCacheBytes(const ServeConfig& config, const ModelExecutor& model) {
   return std::max(bytes_per_block, std::min(wanted, static_cast<int64_t>(kDefaultKvCacheFraction * available)));
 }
 
+// Absolute: sgl-router loads a tokenizer from /server_info's model_path, and takes a path it
+// cannot find (a relative one, from its own working directory) for a Hugging Face id to fetch.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
 }  // namespace
 
 std::string ModelNameFromDirectory(const std::string& dir) {
@@ -104,8 +112,8 @@ Status ServeRuntime::LoadEncoder() {
 
 void ServeRuntime::FillWorkerInfo() {
   WorkerInfo& info = config_.server.worker_info;
-  info.model_path = config_.model_dir;
-  info.tokenizer_path = config_.tokenizer_dir.empty() ? config_.model_dir : config_.tokenizer_dir;
+  info.model_path = AbsolutePath(config_.model_dir);
+  info.tokenizer_path = AbsolutePath(config_.tokenizer_dir.empty() ? config_.model_dir : config_.tokenizer_dir);
   info.model_type = executor_->config().model_type;
   info.weight_dtype = executor_->linear_weight_formats();
   info.kv_cache_dtype = KvDTypeName(config_.engine.kv_dtype);

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "apps/serve_test_util.h"
@@ -168,6 +169,19 @@ TEST_F(ServeTest, ModelsAndHealth) {
   EXPECT_EQ(models["data"][0]["id"], "stories260K");
   EXPECT_EQ(models["data"][0]["object"], "model");
   EXPECT_EQ(Get("/health").status, 200);
+}
+
+// What sgl-router and vllm-router read and send (docs/GATEWAYS.md): an absolute model_path
+// (sgl-router looks a relative one up on Hugging Face), and the body they forward answered.
+TEST_F(ServeTest, AnswersWhatTheRoutersAskAndForward) {
+  const json info = JsonBody(Get("/server_info"));
+  EXPECT_TRUE(std::filesystem::path(info["model_path"].get<std::string>()).is_absolute()) << info;
+  EXPECT_TRUE(JsonBody(Get("/get_load")).is_array());
+  const net::HttpResponse answer = Post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],
+      "model":"stories260K","logprobs":false,"max_completion_tokens":2,"stream":false,"no_stop_trim":false,
+      "ignore_eos":false,"continue_final_message":false,"skip_special_tokens":true,"separate_reasoning":true,
+      "stream_reasoning":true,"return_hidden_states":false,"include_reasoning":true})");
+  EXPECT_EQ(answer.status, 200) << answer.body;
 }
 
 TEST_F(ServeTest, MetricsParseAndCountersMove) {

@@ -11,44 +11,22 @@
 # same backend, and ROUNDS (default 3) rounds of direct, baseline, route (OUT_PREFIX.
 # {direct,base,route}N.json; added = against the same round's direct run): a before/after
 # ratio of the medians over rounds, measured side by side.
+# scripts/bench_gateways.sh overhead measures sgl-router and vllm-router beside these.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1 rate=${2:-5000} duration=${3:-10s}
 surge=${SURGE:-build/surge}  # the surge route under test (and the load generator)
 port_backend=${PORT:-18300} port_nginx=$((${PORT:-18300} + 1)) port_route=$((${PORT:-18300} + 2))
-if ! command -v nginx >/dev/null; then  # Debian's nginx; RUNLEVEL=1 keeps its package from starting a daemon
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO env RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
-fi
+# shellcheck source=scripts/gateways.sh
+source scripts/gateways.sh
 work=$(mktemp -d)
 pids=()
 cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 build/bench/loadgen_scripted_server --port "$port_backend" --num-tokens 1 </dev/zero >"$out.backend.log" 2>&1 &
 pids+=($!)
-cat >"$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path $work/body;
-  proxy_temp_path $work/proxy;
-  upstream backend { server 127.0.0.1:$port_backend; keepalive 512; }
-  server {
-    listen 127.0.0.1:$port_nginx;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-CONF
-nginx -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
-pids+=($!)
+start_nginx "$port_nginx" "$work/nginx" "http://127.0.0.1:$port_backend"
+pids+=("$gw_pid")
 for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port_backend/v1/models" >/dev/null 2>&1 && break; sleep 0.1; done
 route_flags=()
 if ! curl -sf "http://127.0.0.1:$port_backend/health" >/dev/null; then

@@ -24,7 +24,8 @@ class CompatServerTest : public testing_util::FakeServerTest {
   void Start(ServerOptions options = testing_util::FakeServerOptions()) {
     options.worker_info = {.model_path = "models/fake", .tokenizer_path = "models/fake", .model_type = "llama",
                            .weight_dtype = "bf16", .kv_cache_dtype = "int8", .max_num_seqs = 8,
-                           .max_num_batched_tokens = 256, .max_total_tokens = 1024, .block_size = 16};
+                           .max_num_batched_tokens = 256, .max_total_tokens = 1024, .block_size = 16,
+                           .get_load_as_object = options.worker_info.get_load_as_object};
     StartServer(testing_util::StoriesTokenizer(), options);
   }
   net::HttpResponse Get(const std::string& path, net::HttpHeaders headers = {}) {
@@ -78,11 +79,14 @@ TEST_F(CompatServerTest, PingVersionAndWorkerAnswers) {
   EXPECT_EQ(Get("/ping").status, 200);
   EXPECT_EQ(json::parse(Get("/version").body)["version"], kSurgeVersion);
   engine_.SetStats({.num_running = 3, .num_waiting = 2, .num_free_blocks = 48, .num_total_blocks = 64, .ready = true});
-  const json load = json::parse(Get("/get_load").body);
-  EXPECT_EQ(load["load"], 5);  // what sgl-router's power-of-two reads
+  const json loads = json::parse(Get("/get_load").body);  // SGLang's shape: one entry per rank
+  ASSERT_TRUE(loads.is_array() && loads.size() == 1) << loads;
+  const json& load = loads[0];
+  EXPECT_EQ(load["dp_rank"], 0);
+  EXPECT_EQ(load["num_tokens"], 16 * 16);  // what sgl-router's power-of-two sums
   EXPECT_EQ(load["num_reqs"], 3);
   EXPECT_EQ(load["num_waiting_reqs"], 2);
-  EXPECT_EQ(load["num_tokens"], 16 * 16);
+  EXPECT_EQ(load["load"], 5);
   for (const char* path : {"/server_info", "/get_server_info"}) {
     const json info = json::parse(Get(path).body);
     EXPECT_EQ(info["model_path"], "models/fake") << path;
@@ -101,6 +105,18 @@ TEST_F(CompatServerTest, PingVersionAndWorkerAnswers) {
     EXPECT_EQ(info["model_type"], "llama");
     EXPECT_TRUE(info.contains("preferred_sampling_params"));
   }
+}
+
+// --get-load-format vllm-router: one object, whose `load` vllm-router's power-of-two reads.
+TEST_F(CompatServerTest, GetLoadAsOneObject) {
+  ServerOptions options = testing_util::FakeServerOptions();
+  options.worker_info.get_load_as_object = true;
+  Start(options);
+  engine_.SetStats({.num_running = 3, .num_waiting = 2, .num_free_blocks = 48, .num_total_blocks = 64, .ready = true});
+  const json load = json::parse(Get("/get_load").body);
+  ASSERT_TRUE(load.is_object()) << load;
+  EXPECT_EQ(load["load"], 5);
+  EXPECT_EQ(load["num_tokens"], 16 * 16);
 }
 
 TEST_F(CompatServerTest, ServiceTierPicksThePriorityAndIsEchoed) {

@@ -61,6 +61,9 @@ struct WorkerInfo {
   int64_t max_num_batched_tokens = 0;
   int64_t max_total_tokens = 0;     // the KV cache's capacity: blocks x block size
   int64_t block_size = 0;
+  // GET /get_load's shape: SGLang's list of per-rank loads, which sgl-router (0.3) sums the
+  // num_tokens of, or one object whose `load` vllm-router (0.1) reads (--get-load-format).
+  bool get_load_as_object = false;
 };
 
 struct ServerOptions {

@@ -14,17 +14,22 @@ void HandleVersion(ServerContext& context, Writer writer) {
   context.Reply(*writer, "/version", 200, api::Dump(api::Json{{"version", kSurgeVersion}}));
 }
 
-// sgl-router's power-of-two and load monitor read `load`; SGLang's own fields beside it.
+// The routers' power-of-two and load monitors read it: sgl-router 0.3 wants SGLang's list of
+// per-data-parallel-rank loads and sums their num_tokens (an object reads as -1 there);
+// vllm-router 0.1 wants one object and reads its `load` (a list reads as 0). Measured against
+// both (docs/GATEWAYS.md); --get-load-format picks.
 void HandleGetLoad(ServerContext& context, Writer writer) {
   const EngineStats stats = context.engine.Stats();
   const int64_t used_blocks = stats.num_total_blocks - stats.num_free_blocks;
-  const int64_t block_size = context.options.worker_info.block_size;
-  api::Json body = {{"load", stats.num_running + stats.num_waiting},
+  const WorkerInfo& info = context.options.worker_info;
+  api::Json load = {{"dp_rank", 0},
+                    {"load", stats.num_running + stats.num_waiting},
                     {"num_reqs", stats.num_running},
                     {"num_waiting_reqs", stats.num_waiting},
-                    {"num_tokens", used_blocks * block_size},
+                    {"num_tokens", used_blocks * info.block_size},
                     {"kv_cache_usage", stats.num_total_blocks > 0 ? static_cast<double>(used_blocks) / stats.num_total_blocks : 0.0}};
-  context.Reply(*writer, "/get_load", 200, api::Dump(body));
+  if (!info.get_load_as_object) load = api::Json::array({std::move(load)});
+  context.Reply(*writer, "/get_load", 200, api::Dump(load));
 }
 
 // SGLang's server_args names, the ones sgl-router's worker discovery reads.
