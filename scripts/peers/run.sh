@@ -30,12 +30,33 @@ hf=$cache/$(basename "$gguf" .gguf)-bf16
 name=${PEERS_MODEL_NAME:-SmolLM2-135M-Instruct}
 python=${PYTHON:-.venv/bin/python}
 declare -A servers=() urls=()
+client=""
 stop_all() {
+  [ -z "$client" ] || kill -TERM "$client" 2>/dev/null || true
   for engine in "${!servers[@]}"; do kill -TERM "${servers[$engine]}" 2>/dev/null || true; done
+  # vLLM drains requests in flight before it exits: 60 s, then KILL.
+  for _ in $(seq 120); do
+    local alive=0
+    for engine in "${!servers[@]}"; do kill -0 "${servers[$engine]}" 2>/dev/null && alive=1; done
+    [ $alive = 1 ] || break
+    sleep 0.5
+  done
+  for engine in "${!servers[@]}"; do kill -KILL "${servers[$engine]}" 2>/dev/null || true; done
   for engine in "${!servers[@]}"; do wait "${servers[$engine]}" 2>/dev/null || true; done
   servers=()
 }
 trap stop_all EXIT
+trap 'exit 143' TERM INT
+
+# A client in the background, waited for: a TERM to this script then stops it and the engines at once.
+measure() {  # OUT ERR COMMAND...
+  local out=$1 err=$2
+  shift 2
+  "$@" >"$out" 2>"$err" &
+  client=$!
+  wait "$client" || true
+  client=""
+}
 
 # The same weights as a Hugging Face directory: vLLM's model, and every client's tokenizer.
 [ -f "$hf/model.safetensors" ] || build/surge convert "$gguf" "$hf" --dtype bf16
@@ -54,15 +75,15 @@ workloads_for() {  # CLIENT C -> directory
 
 run_surge_bench() {  # URL WORKLOAD C OUTDIR
   local dir; dir=$(workloads_for surge "$3")
-  build/surge bench --url "$1" --model "$name" --workload jsonl --dataset "$dir/$2.jsonl" \
-    --concurrency "$3" --num-requests "$(requests_for "$3")" --timeout 1200s \
-    --json "$4/surge_c$3.json" >"$4/surge_c$3.out" 2>"$4/surge_c$3.err" || true
+  measure "$4/surge_c$3.out" "$4/surge_c$3.err" build/surge bench --url "$1" --model "$name" --workload jsonl \
+    --dataset "$dir/$2.jsonl" --concurrency "$3" --num-requests "$(requests_for "$3")" --timeout 1200s \
+    --json "$4/surge_c$3.json"
 }
 
 run_guidellm() {  # URL WORKLOAD C OUTDIR
   local dir; dir=$(workloads_for guidellm "$3")
-  bash scripts/peers/guidellm.sh "$1" "$name" "$hf" "$dir/$2.guidellm.jsonl" "$3" \
-    "$(requests_for "$3")" "$4/guidellm_c$3.json" >"$4/guidellm_c$3.out" 2>"$4/guidellm_c$3.err" || true
+  measure "$4/guidellm_c$3.out" "$4/guidellm_c$3.err" bash scripts/peers/guidellm.sh "$1" "$name" "$hf" \
+    "$dir/$2.guidellm.jsonl" "$3" "$(requests_for "$3")" "$4/guidellm_c$3.json"
 }
 
 start_engine() {  # ENGINE PORT: starts it in the background, its PID in servers[ENGINE]
