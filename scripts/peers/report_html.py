@@ -22,6 +22,14 @@ def esc(value):
     return html.escape(str(value))
 
 
+def short(value):
+    """An axis label of at most 5 characters: 950, 12.5k, 1.2M."""
+    for limit, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
 def scale(values, lo_px, hi_px, log):
     """A function from data to pixels (log2 for concurrency), and the data's range."""
     lo, hi = min(values), max(values)
@@ -53,7 +61,7 @@ def chart(points, metric, label):
     top = max(ys) * 1.05 or 1
     for i in range(5):
         v = top * i / 4
-        parts.append(f'<text x="{PAD - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>')
+        parts.append(f'<text x="{PAD - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{short(v)}</text>')
     for engine, pts in sorted(series.items()):
         pts.sort()
         color = COLORS.get(engine, "#555")
