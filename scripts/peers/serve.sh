@@ -3,8 +3,8 @@
 #   scripts/peers/serve.sh ENGINE MODEL PORT
 # ENGINE: surge | vllm | llamacpp. MODEL: the SmolLM2 GGUF for surge and llamacpp (surge also
 # takes a Hugging Face directory); a Hugging Face directory for vllm (`surge convert GGUF DIR`).
-# Starts the engine on 127.0.0.1:PORT in the foreground (exec: killing this script's PID kills
-# the engine), answering GET /health once ready. All three get the same settings:
+# Starts the engine on 127.0.0.1:PORT in the foreground (killing this script's PID stops the
+# engine and its helper processes), answering GET /health once ready. All three get the same settings:
 #   PEERS_MAX_MODEL_LEN  longest sequence, prompt + output (default 8192, SmolLM2's context)
 #   PEERS_KV_GIB         KV cache memory in GiB (default 1), in 16-bit entries for all three
 #                        (vLLM bf16, llama.cpp f16, surge bf16), so bytes and tokens both match
@@ -42,7 +42,16 @@ run() {
     echo
     exit 0
   fi
-  exec "$@"
+  # The engine in a process group of its own, TERM / INT passed on to the whole group and its
+  # status returned: killing this script's PID stops the engine and whatever it spawned
+  # (llama-server and vLLM run helper processes that an exec'd parent's death left behind).
+  setsid "$@" &
+  local pid=$! status=0
+  trap 'kill -TERM -- -'"$pid"' 2>/dev/null' TERM INT
+  while kill -0 "$pid" 2>/dev/null; do
+    wait "$pid" && status=0 || status=$?
+  done
+  exit "$status"
 }
 
 case $engine in
