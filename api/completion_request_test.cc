@@ -65,7 +65,7 @@ TEST(CompletionRequestTest, EveryParameter) {
     "top_k": 40, "min_p": 0.05, "seed": 42, "stop": ["a", "bc"], "stop_token_ids": [5, 6],
     "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "logprobs": 3, "ignore_eos": true, "n": 2, "stream": true,
-    "stream_options": {"include_usage": true}, "skip_special_tokens": false,
+    "stream_options": {"include_usage": true, "continuous_usage_stats": false}, "skip_special_tokens": false,
     "user": "u1", "priority": -3, "add_special_tokens": false, "logit_bias": {"300": 100, "7": -2.5},
     "timeout": 2.5})");
   const GenerationParams& p = request.params;
@@ -168,6 +168,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt": "x", "stream": true, "stream_options": 1})", "stream_options", "must be an object"},
         BadCase{R"({"prompt": "x", "stream": true, "stream_options": {"include_usage": 1}})",
                 "stream_options.include_usage", "must be a boolean"},
+        BadCase{R"({"prompt": "x", "stream": true, "stream_options": {"continuous_usage_stats": true}})",
+                "stream_options.continuous_usage_stats", "continuous_usage_stats: true is not supported"},
         BadCase{R"({"prompt": "x", "skip_special_tokens": "no"})", "skip_special_tokens", "must be a boolean"},
         BadCase{R"({"prompt": "x", "user": 5})", "user", "must be a string"},
         BadCase{R"({"prompt": "x", "priority": 1.5})", "priority", "must be an integer"},

@@ -103,6 +103,13 @@ void ReadStreamOptions(FieldReader& reader, GenerationParams* params) {
   reader.Require(params->stream, "stream_options", "stream_options is only allowed when stream is true");
   FieldReader inner(*options);
   inner.Bool("include_usage", &params->include_usage);
+  // vLLM's usage on every chunk. false is what surge does; GuideLLM sends the field, so a
+  // client may turn it off rather than meet a 400 for naming it.
+  bool continuous_usage_stats = false;
+  inner.Bool("continuous_usage_stats", &continuous_usage_stats);
+  inner.Require(!continuous_usage_stats, "continuous_usage_stats",
+                "continuous_usage_stats: true is not supported; the usage comes once, in the last chunk "
+                "(include_usage)");
   inner.RefuseUnread({});
   if (inner.failed()) {
     reader.Fail(InvalidParam("stream_options." + inner.error().param, inner.error().status.message()));

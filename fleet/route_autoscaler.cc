@@ -6,6 +6,7 @@
 
 #include "router/backend.h"
 #include "router/backend_set.h"
+#include "router/engine_load.h"
 
 namespace surge {
 
@@ -82,7 +83,7 @@ autoscale::PoolMetrics RouteAutoscaler::Sample(const std::string& pool) {
     const router::EngineLoad load = backend->load();
     autoscale::ReplicaSample sample{.ready = true};
     // The engine's own queue, or this router's in-flight count when it reports none.
-    sample.num_waiting = load.num_waiting >= 0 ? load.num_waiting : backend->num_in_flight();
+    sample.num_waiting = router::QueueDepth(load, backend->num_in_flight());
     if (load.kv_usage >= 0) sample.kv_usage = load.kv_usage;
     if (load.busy_fraction >= 0) sample.busy_fraction = load.busy_fraction;
     replicas.push_back(sample);
