@@ -14,7 +14,7 @@ start=$(date +%s.%N)
 setsid "$@" >"$log" 2>&1 &
 pid=$!
 trap 'kill -- -"$pid" 2>/dev/null || true; rm -f "$log"' EXIT
-body='{"temperature": 0, "max_tokens": 64, "messages": [{"role": "user", "content": "What is the capital of France?"}]}'
+body='{"temperature": 0, "max_tokens": 64, "messages": [{"role": "user", "content": "What is the capital of Japan?"}]}'
 deadline=$(( $(date +%s) + 7200 ))
 while [ "$(date +%s)" -lt "$deadline" ]; do
   if ! kill -0 "$pid" 2>/dev/null; then echo "the command ended first:" >&2; tail -n 20 "$log" >&2; exit 1; fi

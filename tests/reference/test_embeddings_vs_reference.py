@@ -43,7 +43,9 @@ MODELS = [
 
 def start_server(surge, model_dir, pooling):
     command = [surge, "serve", model_dir, "--host", "127.0.0.1", "--port", "0", "--threads", "2",
-               "--pooling", pooling, "--max-num-batched-tokens", "8", "--tokenizer", STORIES]
+               "--pooling", pooling, "--max-num-batched-tokens", "8", "--tokenizer", STORIES,
+               # the reference keeps K/V in f32; serve's default (auto) is f16 since issue 34
+               "--kv-cache-dtype", "f32"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 60
     while time.time() < deadline:
