@@ -33,8 +33,8 @@ std::string ReadText(const fs::path& path) {
 class Certificates {
  public:
   Certificates() {
-    char pattern[] = "/tmp/stream_fetch_test.XXXXXX";
-    dir_ = mkdtemp(pattern);
+    std::string pattern = ::testing::TempDir() + "stream_fetch_test.XXXXXX";
+    dir_ = mkdtemp(pattern.data());
     std::string script = "set -e; cd " + dir_.string() + R"(
       key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1 2>/dev/null; }
       key ca.key; key other_ca.key; key server.key; key client.key
