@@ -2,20 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
+
+#include "base/crypto.h"
 
 namespace surge::api {
 
 std::string NewResponseId(std::string_view prefix) {
-  // One generator per thread: ids are made on several server threads at once.
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(prefix);
-  for (int half = 0; half < 2; ++half) {
-    uint64_t bits = rng();
-    for (int i = 0; i < 16; ++i, bits >>= 4) id += kHex[bits & 15];
-  }
-  return id;
+  // From OpenSSL's CSPRNG, not a seeded generator: a stored response is fetched by its id
+  // (GET /v1/responses/{id}, previous_response_id), so ids must not be predictable from others.
+  return RandomId(prefix, 32, "0123456789abcdef");
 }
 
 int64_t NumChars(std::string_view text) {
