@@ -12,9 +12,6 @@ token count. Then --pooling cls on a subset, and the generation routes' 400.
 import argparse
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -26,7 +23,9 @@ import numpy as np  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # tests/: live_fleet
 import bert_corpus  # noqa: E402
+from live_fleet import SurgeProcess  # noqa: E402
 import bert_numpy_reference  # noqa: E402
 
 MODEL = os.path.join(ROOT, "models", "all-MiniLM-L6-v2")
@@ -34,18 +33,8 @@ MIN_COSINE = 0.9999
 
 
 def start_server(surge, extra):
-    command = [surge, "serve", MODEL, "--host", "127.0.0.1", "--port", "0", "--threads", "2"] + extra
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"ready on (http://\S+)", line)
-        if match:
-            return proc, match.group(1)
-    proc.kill()
-    raise RuntimeError(f"{' '.join(command)}: no ready line")
+    return SurgeProcess(surge, ["serve", MODEL, "--host", "127.0.0.1", "--port", "0", "--threads", "2", *extra],
+                        timeout_s=120)
 
 
 def post(base_url, path, body):
@@ -89,26 +78,24 @@ def main():
     long_texts = [" ".join(bert_corpus.WORDS[(i * 7) % 50:] * 6) for i in range(4)]
     texts = [t for t in bert_corpus.corpus()[::2] if t] + long_texts
     failures, start = [], time.time()
-    proc, base_url = start_server(args.surge, [])
+    server = start_server(args.surge, [])
     try:
-        got, num_tokens = embed_all(base_url, texts)
-        status, body = post(base_url, "/v1/completions", {"model": "all-MiniLM-L6-v2", "prompt": "hi"})
+        got, num_tokens = embed_all(server.url, texts)
+        status, body = post(server.url, "/v1/completions", {"model": "all-MiniLM-L6-v2", "prompt": "hi"})
         if status != 400 or "sentence encoder" not in body["error"]["message"]:
             failures.append(f"/v1/completions on an encoder: {status} {body}")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        server.stop()
     want_tokens = sum(len(ref.ids(t)) for t in texts)
     if num_tokens != want_tokens:
         failures.append(f"usage.prompt_tokens {num_tokens}, reference {want_tokens}")
     compare("mean (the model's own)", got, texts, ref, None, failures)
     subset = texts[::25] + long_texts
-    proc, base_url = start_server(args.surge, ["--pooling", "cls"])
+    server = start_server(args.surge, ["--pooling", "cls"])
     try:
-        got_cls, _ = embed_all(base_url, subset)
+        got_cls, _ = embed_all(server.url, subset)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        server.stop()
     compare("--pooling cls", got_cls, subset, ref, "cls", failures)
     print(f"  {time.time() - start:.1f}s; minimum cosine {MIN_COSINE}")
     for failure in failures[:20]:

@@ -16,9 +16,6 @@ renormalized.
 import argparse
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,9 +26,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # tests/: live_fleet
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import hf_reference  # noqa: E402
 import make_tiny_model  # noqa: E402
+from live_fleet import SurgeProcess  # noqa: E402
 
 TOLERANCE = 1e-4
 STORIES = os.path.join(ROOT, "models", "stories260K")
@@ -42,26 +41,10 @@ MODELS = [
 
 
 def start_server(surge, model_dir, pooling):
-    command = [surge, "serve", model_dir, "--host", "127.0.0.1", "--port", "0", "--threads", "2",
-               "--pooling", pooling, "--max-num-batched-tokens", "8", "--tokenizer", STORIES,
-               # the reference keeps K/V in f32; serve's default (auto) is f16 since issue 34
-               "--kv-cache-dtype", "f32"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"ready on (http://\S+)", line)
-        if match:
-            return proc, match.group(1)
-    proc.kill()
-    raise RuntimeError(f"{' '.join(command)}: no ready line")
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=30)
+    return SurgeProcess(surge, ["serve", model_dir, "--host", "127.0.0.1", "--port", "0", "--threads", "2",
+                                "--pooling", pooling, "--max-num-batched-tokens", "8", "--tokenizer", STORIES,
+                                # the reference keeps K/V in f32; serve's default (auto) is f16 since issue 34
+                                "--kv-cache-dtype", "f32"])
 
 
 def embed(base_url, body):
@@ -82,12 +65,12 @@ def check_model(name, surge, model_dir, rng):
     inputs = [[int(t) for t in rng.integers(3, 512, size=int(rng.integers(5, 61)))] for _ in range(6)]
     failures, worst = [], 0.0
     for pooling in ("last", "mean"):
-        proc, base_url = start_server(surge, model_dir, pooling)
+        server = start_server(surge, model_dir, pooling)
         try:
-            response = embed(base_url, {"input": inputs})
-            truncated = embed(base_url, {"input": inputs[0], "dimensions": 8})["data"][0]["embedding"]
+            response = embed(server.url, {"input": inputs})
+            truncated = embed(server.url, {"input": inputs[0], "dimensions": 8})["data"][0]["embedding"]
         finally:
-            if stop_server(proc) != 0:
+            if server.stop() != 0:
                 failures.append(f"{name}/{pooling}: surge serve did not exit 0")
         if response["usage"]["prompt_tokens"] != sum(len(i) for i in inputs):
             failures.append(f"{name}/{pooling}: usage {response['usage']}")
