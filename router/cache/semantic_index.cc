@@ -99,9 +99,9 @@ void SemanticIndex::EraseSlotLocked(Scope& scope, uint64_t label, const char* re
   }
 }
 
-std::vector<SemanticIndex::Victim> SemanticIndex::TakeVictimsLocked(int64_t now_ms) {
+std::vector<SemanticIndex::Victim> SemanticIndex::TakeVictimsLocked(int64_t now_ms, int64_t keep) {
   std::vector<Victim> victims;
-  while (!lru_.empty() && static_cast<int64_t>(lru_.size()) >= options_.max_entries) {
+  while (!lru_.empty() && static_cast<int64_t>(lru_.size()) > keep) {
     const LruItem coldest = lru_.back();
     std::shared_ptr<Scope> scope = scopes_.at(coldest.scope_key);
     const bool expired = scope->slots.at(coldest.label).entry.expires_ms <= now_ms;
@@ -135,13 +135,14 @@ bool SemanticIndex::Insert(const SemanticScope& scope_id, std::span<const float>
     std::lock_guard<std::mutex> lock(mu_);
     auto found = scopes_.find(key);
     const bool replaces = found != scopes_.end() && found->second->label_by_digest.count(entry.answer_key.digest);
-    if (!replaces) victims = TakeVictimsLocked(options_.now_ms());
+    if (!replaces) victims = TakeVictimsLocked(options_.now_ms(), options_.max_entries - 1);
   }
   MarkVictims(std::move(victims));
   std::shared_ptr<Scope> scope = FindOrAddScope(scope_id, unit.size());
   if (scope->dim != unit.size()) return false;
   std::unique_lock<GraphLock> graph(scope->graph_mu);
   uint64_t label;
+  std::vector<Victim> late_victims;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (scope->dropped) return false;  // flushed meanwhile
@@ -158,6 +159,9 @@ bool SemanticIndex::Insert(const SemanticScope& scope_id, std::span<const float>
     scope->label_by_digest[entry.answer_key.digest] = label;
     lru_.push_front({key, label});
     scope->slots[label] = Slot{std::move(entry), lru_.begin()};
+    // Inserts that made room above at once may overshoot together: the coldest go now (never
+    // this one, the hottest), marked once this scope's graph lock is released.
+    late_victims = TakeVictimsLocked(options_.now_ms(), options_.max_entries);
   }
   if (scope->hnsw == nullptr) {
     scope->space = std::make_unique<hnswlib::InnerProductSpace>(unit.size());
@@ -171,6 +175,8 @@ bool SemanticIndex::Insert(const SemanticScope& scope_id, std::span<const float>
     scope->hnsw->resizeIndex(scope->capacity);
   }
   scope->hnsw->addPoint(unit.data(), label);  // an existing (reused) label: updated and undeleted
+  graph.unlock();
+  MarkVictims(std::move(late_victims));
   return true;
 }
 

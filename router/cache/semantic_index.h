@@ -95,7 +95,8 @@ class SemanticIndex {
   std::shared_ptr<Scope> FindOrAddScope(const SemanticScope& scope, size_t dim);
   // Under mu_: takes entries off the cold end until one more fits; their graphs are
   // marked after mu_ is released (TakeVictims / MarkVictims).
-  std::vector<Victim> TakeVictimsLocked(int64_t now_ms);
+  // Erases the coldest entries until at most `keep` are left.
+  std::vector<Victim> TakeVictimsLocked(int64_t now_ms, int64_t keep);
   void MarkVictims(std::vector<Victim> victims);
   void EraseSlotLocked(Scope& scope, uint64_t label, const char* reason);
 
